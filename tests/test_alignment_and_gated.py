@@ -10,7 +10,7 @@ from torch.testing import assert_close
 from attncourse.attention.alignment import AdditiveAttention, LuongAttention
 from attncourse.attention.gated import GatedAttention
 from attncourse.masks import causal_mask
-from conftest import rand
+from tensors import rand
 
 
 def context_by_loops(score, s, H, values):

@@ -10,7 +10,7 @@ from torch.testing import assert_close
 
 from attncourse.attention import MultiHeadAttention, grouped_query_attention, scaled_dot_product_attention, softmax
 from attncourse.masks import causal_mask, padding_mask
-from conftest import grads, rand
+from tensors import grads, rand
 
 
 # ---------------------------------------------------------------- softmax (Eq. 14.3.14, 14.3.20)

@@ -11,7 +11,7 @@ from torch.testing import assert_close
 
 from attncourse.blocks import Highway, MultiScaleHighway, Residual, TransformerBlock
 from attncourse.masks import causal_mask, padding_mask
-from conftest import grads, rand
+from tensors import grads, rand
 
 
 def test_residual_output_and_jacobian_is_identity_plus_dF():

@@ -25,6 +25,8 @@ def _align(score_fn, query_dim: int, key_dim: int, query, keys, values, mask):
     require_size("keys", keys, -1, key_dim, "feature size")
     if keys.shape[:2] != values.shape[:2]:
         raise ValueError(f"keys and values must have the same (B, S), got {tuple(keys.shape)} and {tuple(values.shape)}")
+    if query.shape[0] != keys.shape[0]:
+        raise ValueError(f"query and keys must have the same batch size B, got {query.shape[0]} and {keys.shape[0]}")
     single_step = query.dim() == 2
     q = query.unsqueeze(1) if single_step else query  # (B, T, d_q)
     scores = score_fn(q, keys)  # (B, T, S)
