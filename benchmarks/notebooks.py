@@ -1,0 +1,143 @@
+"""Time every chapter notebook top to bottom, and every widget's update, against the budgets.
+
+    python benchmarks/notebooks.py                  # all notebooks/NN_*.ipynb and all widgets
+    python benchmarks/notebooks.py 01               # notebooks whose name starts with 01
+    python benchmarks/notebooks.py --widgets-only   # skip the notebook runs
+    python benchmarks/notebooks.py --markdown       # the tables in Markdown, for the README
+
+Notebooks: executed in memory with nbclient (nothing is written back), in a fresh kernel each,
+with the notebook's own first cell setting 2 threads; the time is the wall time from kernel
+start to the last cell. Budget 60 s each on the 2-core reference machine.
+
+Widgets: the plain update function behind each widget (compute + redraw + encoding the image)
+on the Agg backend, timed over many slider positions after one warm-up call; median and 95th
+percentile. Budget 100 ms median. The ``via slider`` row sets the ipywidgets slider value, so it
+also includes the trait machinery and the observer callback (the browser's transfer is not
+included). Exit status 1 if any budget is exceeded.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+NOTEBOOK_BUDGET_S = 60.0
+WIDGET_BUDGET_MS = 100.0
+THREADS = 2
+
+
+def time_notebook(path: Path, timeout: int = 600) -> float:
+    """Wall time of executing ``path`` top to bottom in a fresh kernel (seconds)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def time_calls(fn, arguments, warmup: int = 1):
+    """Median and 95th percentile (ms) of fn(*a) over ``arguments``, after ``warmup`` calls."""
+    for a in arguments[:warmup]:
+        fn(*a)
+    times = []
+    for a in arguments:
+        start = time.perf_counter()
+        fn(*a)
+        times.append(1000 * (time.perf_counter() - start))
+    return statistics.median(times), percentile(times, 0.95), len(times)
+
+
+def widget_rows(calls: int):
+    """(name, median ms, p95 ms, calls) for every widget of the course."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    from attncourse.viz import SelectionPlot, selection_widget, temperature_bars, widget_update
+
+    rows = []
+    # chapter 01: query over fixed keys -> weights, entropy, output point (compute + blit + PNG)
+    plot = SelectionPlot()
+    start = time.perf_counter()
+    widget_update(plot, 0.0, 1.0)
+    first_ms = 1000 * (time.perf_counter() - start)
+    moves = [(-180.0 + (7.3 * i) % 360, 0.2 + (i % 29) * 0.2, 10 ** (-1.3 + 2.6 * ((i * 0.37) % 1)), i % 5 != 0)
+             for i in range(calls)]
+    rows.append(("01 query selection: widget_update", *time_calls(lambda *m: widget_update(plot, *m), moves, warmup=0)))
+    box = selection_widget()
+    slider = box.sliders["angle_deg"]
+    angles = [(-180.0 + (5.0 * i) % 360,) for i in range(calls)]
+    rows.append(("01 query selection: via slider", *time_calls(lambda a: setattr(slider, "value", a), angles)))
+    # chapter 00: temperature slider -> softmax bars (HTML text)
+    temps = [(10 ** (-1 + 2 * ((i * 0.37) % 1)),) for i in range(calls)]
+    scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
+    rows.append(("00 temperature bars: temperature_bars", *time_calls(lambda t: temperature_bars(scores, t), temps)))
+    return rows, first_ms
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="*", help="only notebooks whose file name starts with one of these")
+    parser.add_argument("--widgets-only", action="store_true", help="time the widgets only")
+    parser.add_argument("--calls", type=int, default=200, help="widget updates to time (default 200)")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    args = parser.parse_args()
+
+    over = []
+    md = args.markdown
+    sep = " | " if md else "  "
+
+    def line(*cells, widths):
+        text = sep.join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
+        return f"| {text} |" if md else text
+
+    if not args.widgets_only:
+        paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        if args.prefixes:
+            paths = [p for p in paths if any(p.name.startswith(x) for x in args.prefixes)]
+        widths = (34, 10, 10, 7)
+        print(line("notebook", "time (s)", "budget", "", widths=widths))
+        if md:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for path in paths:
+            seconds = time_notebook(path)
+            ok = seconds <= NOTEBOOK_BUDGET_S
+            over += [] if ok else [path.name]
+            print(line(path.name, f"{seconds:.1f}", f"{NOTEBOOK_BUDGET_S:.0f}", "ok" if ok else "OVER", widths=widths),
+                  flush=True)
+        print()
+
+    rows, first_ms = widget_rows(args.calls)
+    widths = (40, 11, 9, 6, 8, 5)
+    print(line("widget update", "median (ms)", "p95 (ms)", "calls", "budget", "", widths=widths))
+    if md:
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for name, median, p95, n in rows:
+        ok = median <= WIDGET_BUDGET_MS
+        over += [] if ok else [name]
+        print(line(name, f"{median:.1f}", f"{p95:.1f}", str(n), f"{WIDGET_BUDGET_MS:.0f}", "ok" if ok else "OVER",
+                   widths=widths))
+    print(f"\n(first chapter-01 update, which draws and caches the static background: {first_ms:.0f} ms; "
+          f"torch threads {THREADS}, matplotlib backend Agg, {os.cpu_count()} CPU cores)")
+    if over:
+        print("over budget:", ", ".join(over))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

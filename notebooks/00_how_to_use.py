@@ -1,0 +1,303 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 00 · How to use this course
+# *如何使用本课程*
+#
+# A course on attention mechanisms in eleven notebooks (00–10), built on five source chapters
+# written in Chinese, and on `attncourse`, a small PyTorch package that implements every
+# mechanism of the course from scratch.
+#
+# **After this notebook you can**
+# - check that your environment is the one the course was tested with;
+# - find your way around a chapter: theory, code, plots, widgets, claim checks, exercises;
+# - solve an exercise, read its feedback, and know how it will be graded;
+# - read the shape notation (B, H, T, S, d_k, d_v) used in every chapter;
+# - find the source section behind each chapter, and the Chinese term behind each English one.
+#
+# **Prerequisites**: Python, and running a cell in Jupyter (Shift+Enter). **Time**: 15 minutes.
+
+# %%
+import importlib.metadata
+import os
+import platform
+import sys
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+import torch
+
+from attncourse.attention import scaled_dot_product_attention, softmax
+from attncourse.exercises import Case, check_function
+from attncourse.viz import temperature_bars
+
+torch.manual_seed(0)
+np.random.seed(0)
+torch.set_num_threads(2)
+
+# %% [markdown]
+# Every chapter starts with a cell like the one above: it imports what the chapter needs, fixes
+# the random seeds (so you see the same numbers as the stored outputs) and uses 2 CPU threads (the
+# budgets below are measured that way). Run the notebook **top to bottom**; after editing an early
+# cell, use *Kernel → Restart Kernel and Run All Cells* if later results look odd.
+#
+# ## 1. Environment check
+#
+# The course pins its versions (`pyproject.toml`, `environment.yml`). The cell compares what is
+# installed with the pins that came with `attncourse` and reports anything different. A
+# difference is not fatal, but printed numbers may then differ slightly from the stored ones.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+pins = {}
+for requirement in importlib.metadata.requires("attncourse") or []:
+    if "==" in requirement and "extra ==" not in requirement:
+        name, version = requirement.split(";")[0].split("==")
+        pins[name.strip().lower()] = version.strip()
+print(f"python      {platform.python_version():12s} (needs >= 3.11)")
+problems = [] if sys.version_info >= (3, 11) else ["python"]
+for package in ("torch", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "tqdm"):
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        installed = "missing"
+    wanted = pins.get(package)
+    same = wanted is None or installed.split("+")[0] == wanted
+    problems += [] if same else [package]
+    print(f"{package:11s} {installed:12s} {'✓' if same else f'≠ pinned {wanted}'}")
+print(f"torch threads: {torch.get_num_threads()} (the course uses 2),  CPU cores: {os.cpu_count()},  "
+      f"machine: {platform.machine()} {platform.processor() or ''}".rstrip())
+print(f"matplotlib backend: {matplotlib.get_backend()},  CUDA available: {torch.cuda.is_available()} (not needed)")
+print("environment ✓" if not problems else f"⚠ differs from the pins: {', '.join(problems)}")
+assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
+
+# %% [markdown]
+# ## 2. How to read a chapter
+#
+# Every chapter (01–10) has the same parts, in this order:
+#
+# 1. **Title, outcomes, prerequisites, time.**
+# 2. **Theory** in short sections, each tied to the source's numbered equations — "Eq. (14.3.4)"
+#    means equation 14.3.4 of source 000 — with a one-line **glossary** (English · 中文).
+# 3. **Code** that calls `attncourse` (never a private re-implementation) and **plots**.
+# 4. **Widgets**: sliders that change a parameter and redraw at once.
+# 5. **A published result reproduced at CPU scale**, with the paper named and an `assert` that the
+#    effect is there.
+# 6. **Claim checks**: every theorem, lemma or claim of the source that the chapter teaches is
+#    tested numerically. Marks: **✓ holds** · **⚠ holds only under a condition** (stated) ·
+#    **✗ wrong as printed** (with a counterexample and the correct statement). The source text is
+#    a good guide but not always right; the course tells you where.
+# 7. **Graded exercises** with immediate feedback.
+# 8. **Summary** and a pointer to the next chapter.
+#
+# Cells whose printed output is part of the lesson are deterministic: they start with the comment
+# `# NBVAL_CHECK_OUTPUT`, and the automatic tests compare your run with the stored output. Cells
+# that show widgets or timings start with `# NBVAL_IGNORE_OUTPUT`. You can ignore both comments.
+#
+# ## 3. Notation
+#
+# | symbol | meaning | 中文 |
+# |---|---|---|
+# | B | batch size: independent sequences processed together | 批大小 |
+# | H | number of attention heads | 头数 |
+# | T | number of queries (target / query length) | 查询长度 |
+# | S | number of keys and values (source / key length); S = T in self-attention | 键长度 |
+# | n | the source's name for the number of positions (S) | 位置数 |
+# | d_model | width of the token representations | 模型维度 |
+# | d_k | dimension of queries and keys | 键维度 |
+# | d_v | dimension of values (and of each head's output) | 值维度 |
+# | α, `weights` | attention weights, shape (B, H, T, S); each row sums to 1 | 注意力权重 |
+# | mask | bool, broadcastable to (B, H, T, S); **True = may attend** | 掩码 |
+#
+# Tensors are batch-first; shapes are written in comments as `# (B, H, T, S)`. Logarithms are
+# natural (entropy in **nats**) unless a result says **bits** (log₂). Every attention in the package
+# returns `(output, weights)`:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+B, H, T, S, d_k, d_v = 2, 4, 5, 7, 8, 16
+q = torch.randn(B, H, T, d_k)  # (B, H, T, d_k) queries
+k = torch.randn(B, H, S, d_k)  # (B, H, S, d_k) keys
+v = torch.randn(B, H, S, d_v)  # (B, H, S, d_v) values
+output, weights = scaled_dot_product_attention(q, k, v)
+print("output :", tuple(output.shape), "= (B, H, T, d_v)")
+print("weights:", tuple(weights.shape), "= (B, H, T, S)")
+print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), torch.ones(B, H, T))))
+
+# %% [markdown]
+# ## 4. Widgets
+#
+# A widget is a slider (or checkbox) wired to a plain function; moving it recomputes and redraws
+# at once (every widget of the course answers in under 100 ms on a laptop CPU). Try it: the
+# slider sets a *temperature* that divides four fixed scores before the softmax. Behind the slider
+# is the plain function `attncourse.viz.temperature_bars`, which the tests and benchmarks call too.
+#
+# If you see text like `VBox(children=...)` instead of a slider, the notebook front end cannot
+# show widgets: use JupyterLab ≥ 4 or Notebook ≥ 7 with `ipywidgets` 8 installed (the course's
+# install does this) and reload the page. Widgets also need a running kernel: a notebook opened
+# read-only (or on a web viewer) shows the stored picture at best.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
+readout = widgets.HTML()
+temperature = widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05, description="temperature")
+
+
+def show(_change=None):
+    readout.value = temperature_bars(scores, temperature.value)  # softmax(scores / temperature) as bars
+
+
+temperature.observe(show, names="value")
+show()
+widgets.VBox([temperature, readout])
+
+# %% [markdown]
+# ## 5. Exercises, feedback and grading
+#
+# Each chapter ends with 3–6 exercises. An exercise is two cells:
+#
+# - a **solution cell** with a function to complete. In your copy its body reads
+#   `# YOUR CODE HERE` and `raise NotImplementedError()`; replace those lines with your code;
+# - a **check cell** under it (locked: do not edit it). Run it: it calls a check from
+#   `attncourse.exercises` that tries your function on random and edge inputs, compares it with the
+#   course's reference, and either prints `✓ ... all N checks passed` or stops with an
+#   `AssertionError` that says what is wrong — for example "overflow for scores of 1000: subtract
+#   the row max before exp", "weights sum over the wrong axis", "missing 1/√d_k".
+#
+# Some exercises are **from scratch**: you re-implement something PyTorch already has (softmax,
+# attention, LayerNorm, ...). Their checks fail if your function calls that built-in.
+#
+# **Grading.** The check cell you see holds the *visible* tests. When your notebook is graded, the
+# grader restores *hidden* tests into the same cell: more inputs, and the checks re-imported fresh,
+# so that only a correct function earns the points. Every check cell is worth the points written
+# above it; a check cell that fails, raises or runs too long earns 0 for that exercise, and the
+# other exercises are still graded. The notebooks follow the format of
+# [nbgrader](https://nbgrader.readthedocs.io), so a course can also grade them with nbgrader itself.
+#
+# **Try it now** with a 1-point demo. Uniform attention — every weight 1/S — returns the plain mean
+# of the values. Complete `uniform_attention` and run the check cell below it.
+
+# %% nbgrader={"grade": false, "grade_id": "ch00_demo", "locked": false, "schema_version": 3, "solution": true}
+def uniform_attention(values):
+    """values (S, d) -> (d,): the output of attention with all S weights equal to 1/S."""
+    ### BEGIN SOLUTION
+    return values.sum(dim=0) / values.shape[0]  # (d,)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+def check_uniform_attention(fn, seed=0):
+    """Check fn(values (S, d)) -> (d,) against the mean of the rows."""
+    g = torch.Generator().manual_seed(seed)
+    cases = [
+        Case("4 values of dimension 3", (torch.randn(4, 3, generator=g),)),
+        Case("a single value (S = 1)", (torch.randn(1, 5, generator=g),)),
+        Case("float64 values", (torch.randn(6, 2, generator=g, dtype=torch.float64),)),
+    ]
+    diagnoses = [
+        ("summed the values: divide by their number S (each weight is 1/S)", lambda v: v.sum(dim=0)),
+        ("averaged over the wrong axis: average the rows (dim=0), one output of size d",
+         lambda v: v.mean(dim=1) if v.shape[1] > 1 else None),
+    ]
+    check_function(fn, lambda v: v.mean(dim=0), cases, diagnoses=diagnoses)
+
+
+check_uniform_attention(uniform_attention)
+### BEGIN HIDDEN TESTS
+_v = torch.arange(12.0).reshape(4, 3)
+assert torch.allclose(uniform_attention(_v), torch.tensor([4.5, 5.5, 6.5])), "mean of the rows"
+assert torch.allclose(uniform_attention(_v), scaled_dot_product_attention(torch.zeros(1, 3), torch.zeros(4, 3), _v)[0][0]), \
+    "uniform attention = attention with equal scores"
+check_uniform_attention(uniform_attention, seed=7)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# And this is what feedback looks like for a wrong answer — here a function that sums instead of
+# averaging (the cell catches the `AssertionError` to print it):
+
+# %%
+def summing_attention(values):
+    return values.sum(dim=0)
+
+
+try:
+    check_uniform_attention(summing_attention)
+except AssertionError as error:
+    print("AssertionError:", error)
+
+# %% [markdown]
+# **Commands** (in a terminal, in the course folder, with its environment active):
+#
+# | who | command | what it does |
+# |---|---|---|
+# | learner | `attncourse start [--workspace DIR]` | makes your own workspace (default `./workspace`) — student copies of the notebooks, without solutions — if it is not there yet, and opens JupyterLab on it; new chapters are added, your changed notebooks are left alone |
+# | learner / instructor | `attncourse release [NOTEBOOK …] --out DIR` | writes student copies (no solution text, no hidden tests, no outputs); never overwrites a notebook you have changed (it says so and skips it; `--force` overrides) |
+# | instructor / learner | `attncourse grade SUBMISSION … [--json FILE]` | grades notebooks headless, hidden tests restored, with a time limit per cell; prints points per exercise and the total |
+#
+# The notebooks in the repository's `notebooks/` folder are the **instructor versions**: solutions
+# and stored outputs included. Work in your own workspace, not in them. Nothing in the course ever
+# overwrites your work.
+
+# %% [markdown]
+# ## 6. Chapter map
+#
+# The chapters cite the five source documents (in Chinese) by number and by their own section and
+# equation numbers, e.g. "source 000, Eq. (14.3.4)".
+#
+# | # | chapter | source sections | headline experiment (CPU, seconds) |
+# |---|---|---|---|
+# | 00 | How to use this course | — | environment check, widgets, exercises, notation |
+# | 01 | Attention as information selection | 000 §14.3.1 | weighted average, softmax as P(i\|q), Q/K/V roles, scaled dot product; which information-theory claims hold |
+# | 02 | The seq2seq bottleneck and alignment | 003; 000 §14.3.5 | fixed-context encoder–decoder vs Bahdanau and Luong attention: accuracy vs source length, alignment heatmaps |
+# | 03 | Entropy and temperature | 000 §14.3.3; 001 (5.4.6) | entropy range, temperature, √d_k scaling, softmax saturation and its gradient, entropy bounds |
+# | 04 | RNN vs attention: gradient paths | 001 §5.4.1–5.4.3; 000 §14.3.2, §14.3.6 | ‖∂h_T/∂x_t‖ vs distance for RNNs and self-attention; path lengths; long-range recall |
+# | 05 | Bidirectional, causal and cross attention | 002; 001 (5.4.7–5.4.8) | masks; information-flow statistics; two-layer relay; local → global across layers |
+# | 06 | Multi-head attention and information | 000 §14.3.2, §14.3.4, §14.3.7 | head redundancy and complementarity, head pruning (Alg. 14.3.1), diversity regulariser |
+# | 07 | Positional encoding | 000 §14.3.6 | sinusoidal encoding, relative position by rotation, RoPE, distance decay |
+# | 08 | Residual, highway and normalization | 004 §5.3.1–5.3.4; 000 §14.3.5 | gradient through x + F(x), highway gates, LayerNorm vs BatchNorm vs RMSNorm, depth |
+# | 09 | Pre-LN vs Post-LN stability | 004 §5.3.5 | gradient norms at initialisation; depth × learning rate × warm-up; DeepNorm |
+# | 10 | Efficient and gated attention | 000 §14.3.7–14.3.8; 002 §7–8 | sparse masks, Gumbel-softmax sparsity, linear attention, gated attention, chunked online softmax |
+#
+# Source files: **000** §14.3 Attention through information theory · **001** §5.4 How attention
+# models long-range dependencies · **002** Bidirectional attention information flow · **003**
+# Alignment and the information bottleneck · **004** §5.3 Stability: identity mappings and
+# reparameterisation.
+
+# %% [markdown]
+# ## 7. Glossary · 术语表
+#
+# | English | 中文 | English | 中文 |
+# |---|---|---|---|
+# | attention | 注意力 | softmax | 归一化指数函数 (Softmax) |
+# | query / key / value | 查询 / 键 / 值 | temperature | 温度 |
+# | attention weight | 注意力权重 | scaled dot product | 缩放点积 |
+# | score, similarity | 分数, 相似度 | mask (causal, padding) | 掩码 (因果, 填充) |
+# | weighted average | 加权平均 | self- / cross-attention | 自注意力 / 交叉注意力 |
+# | entropy, conditional entropy | 熵, 条件熵 | multi-head attention, head | 多头注意力, 头 |
+# | mutual information | 互信息 | positional encoding | 位置编码 |
+# | information bottleneck | 信息瓶颈 | relative position | 相对位置 |
+# | redundancy, synergy | 冗余, 协同 | residual connection | 残差连接 |
+# | routing | 路由 | highway connection, gate | 高速公路连接, 门控 |
+# | alignment | 对齐 | layer / batch normalization | 层归一化 / 批归一化 |
+# | encoder, decoder | 编码器, 解码器 | vanishing / exploding gradient | 梯度消失 / 梯度爆炸 |
+# | sequence-to-sequence (seq2seq) | 序列到序列 | long-range dependency | 长程依赖 |
+# | path length | 路径长度 | sparse / linear attention | 稀疏注意力 / 线性注意力 |
+# | lemma, theorem, corollary | 引理, 定理, 推论 | definition, proof | 定义, 证明 |
+#
+# **Next — chapter 01, attention as information selection**: the weighted average, softmax as a
+# probability, Q/K/V, the √d_k scale, and which of the source's information-theory claims survive
+# a numerical check.
