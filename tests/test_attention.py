@@ -230,3 +230,9 @@ def test_mha_gradcheck():
     mha = MultiHeadAttention(4, 2).double()
     x = rand(1, 3, 4)
     assert torch.autograd.gradcheck(lambda t: mha(t, causal=True)[0], (x,))
+
+
+def test_softmax_gradcheck_with_temperature_and_mask():
+    x = rand(3, 5)
+    mask = torch.rand(3, 5) > 0.3
+    assert torch.autograd.gradcheck(lambda t: softmax(t, temperature=0.7, mask=mask), (x,))

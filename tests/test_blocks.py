@@ -126,3 +126,8 @@ def test_transformer_block_gradcheck(norm):
 def test_highway_gradcheck(module):
     block = module().double()
     assert torch.autograd.gradcheck(block, (rand(1, 4, 3),))
+
+
+def test_residual_gradcheck():
+    block = Residual(nn.Sequential(nn.Linear(3, 3), nn.Tanh())).double()
+    assert torch.autograd.gradcheck(block, (rand(2, 3),))
