@@ -114,3 +114,44 @@ def co_information(joint: torch.Tensor, a, b, y, base: float = 2.0) -> float:
     source Eq. (14.3.7); the 'redundancy' term there must be allowed to be negative.
     """
     return _clean(mutual_information(joint, a, y, base=base) - mutual_information(joint, a, y, given=b, base=base))
+
+
+# ---------------------------------------------------------------- span and coverage (chapter 04)
+
+
+def _check_weights(weights: torch.Tensor, threshold: float, name: str) -> None:
+    require_float("weights", weights)
+    if weights.dim() < 2:
+        raise ValueError(f"weights must be at least 2-D (..., T, S), got shape {tuple(weights.shape)}")
+    if not threshold >= 0:
+        raise ValueError(f"{name} must be >= 0, got {threshold}")
+
+
+def effective_span(weights: torch.Tensor, eps: float) -> torch.Tensor:
+    """span_eff(i) = max{ |i - j| : A_ij > eps }   (source 001 Eq. 5.4.4).
+
+    weights: (..., T, S), e.g. (B, H, T, S); query i and key j are positions 0.. (top-left
+    aligned when T != S, as ``causal_mask``). Returns (...,  T) int64: how far back (or ahead) the
+    farthest key that query i reads with weight above eps lies; 0 when no weight exceeds eps.
+    Softmax weights are all > 0, so with eps = 0 every unmasked query spans the whole sequence:
+    the measure means something only with eps > 0, and eps must shrink with S (uniform weights
+    1/S fall below any fixed eps once S > 1/eps).
+    """
+    _check_weights(weights, eps, "eps")
+    T, S = weights.shape[-2], weights.shape[-1]
+    i = torch.arange(T, device=weights.device).unsqueeze(1)  # (T, 1)
+    j = torch.arange(S, device=weights.device).unsqueeze(0)  # (1, S)
+    distance = (i - j).abs()  # (T, S)
+    return torch.where(weights > eps, distance, torch.zeros_like(distance)).amax(dim=-1)  # (..., T)
+
+
+def information_coverage(weights: torch.Tensor, tau: float) -> torch.Tensor:
+    """|R(i)| with R(i) = { j : alpha_ij > tau }   (source 000 Def. 14.3.5, Eq. 14.3.8).
+
+    weights: (..., T, S). Returns (..., T) int64, the number of positions query i reads with
+    weight above tau (the set itself is ``weights > tau``; divide by S for a fraction). Because each
+    row sums to at most 1, |R(i)| < 1/tau for tau > 0: full coverage R(i) = all S positions
+    (Lemma 14.3.6) is impossible once S >= 1/tau.
+    """
+    _check_weights(weights, tau, "tau")
+    return (weights > tau).sum(dim=-1)  # (..., T)
