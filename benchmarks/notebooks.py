@@ -86,6 +86,21 @@ def widget_rows(calls: int):
     temps = [(10 ** (-1 + 2 * ((i * 0.37) % 1)),) for i in range(calls)]
     scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
     rows.append(("00 temperature bars: temperature_bars", *time_calls(lambda t: temperature_bars(scores, t), temps)))
+    # chapter 03: scores pattern, temperature, d_k, n -> distribution, entropy with bounds, Jacobian norm
+    from attncourse.temperature import PATTERNS, EntropyPlot, entropy_widget_update
+
+    entropy_plot = EntropyPlot()
+    settings = [(PATTERNS[i % len(PATTERNS)], 10 ** (-1 + 2 * ((i * 0.37) % 1)), 2 ** (2 + i % 8), 4 + i % 29)
+                for i in range(calls)]
+    rows.append(("03 entropy and temperature: entropy_widget_update",
+                 *time_calls(lambda *a: entropy_widget_update(entropy_plot, *a), settings)))
+    # chapter 04: spectral radius, nonlinearity, length -> gradient norm vs distance, RNN and attention
+    from attncourse.gradient_paths import GradientPathPlot, gradient_widget_update
+
+    gradient_plot = GradientPathPlot()
+    settings = [(0.5 + (i * 0.013) % 1.0, ("tanh", "linear")[i % 2], 20 + (i * 7) % 180) for i in range(calls)]
+    rows.append(("04 gradient paths: gradient_widget_update",
+                 *time_calls(lambda *a: gradient_widget_update(gradient_plot, *a), settings)))
     return rows, first_ms
 
 
@@ -109,7 +124,7 @@ def main() -> int:
         paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
         if args.prefixes:
             paths = [p for p in paths if any(p.name.startswith(x) for x in args.prefixes)]
-        widths = (34, 10, 10, 7)
+        widths = (40, 10, 10, 7)
         print(line("notebook", "time (s)", "budget", "", widths=widths))
         if md:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
@@ -122,7 +137,7 @@ def main() -> int:
         print()
 
     rows, first_ms = widget_rows(args.calls)
-    widths = (40, 11, 9, 6, 8, 5)
+    widths = (50, 11, 9, 6, 8, 5)
     print(line("widget update", "median (ms)", "p95 (ms)", "calls", "budget", "", widths=widths))
     if md:
         print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
