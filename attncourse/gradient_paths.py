@@ -27,7 +27,6 @@ a length-T sequence (0-based), so k = 0 is the newest input.
 
 from __future__ import annotations
 
-import io
 import math
 from functools import lru_cache
 from typing import Callable, NamedTuple, Sequence
@@ -39,6 +38,7 @@ from torch.overrides import TorchFunctionMode
 
 from .attention import MultiHeadAttention
 from .rnn import VanillaRNN
+from .viz import BlittedFigure
 
 # ------------------------------------------------------------------------------ threads
 
@@ -714,7 +714,7 @@ def gradient_caption(c: GradientCurves) -> str:
             f"g(1)/g({L - 1}) = {c.ratio_attention:.3g}")
 
 
-class GradientPathPlot:
+class GradientPathPlot(BlittedFigure):
     """Gradient norm vs distance on a log scale: the RNN, one attention layer and the linear law
     rho^k sqrt(d). Drawn once; ``update(curves)`` only moves the three lines (``set_data``).
 
@@ -761,30 +761,6 @@ class GradientPathPlot:
             line.set_data(k, values.clamp(lo * 0.5, hi * 2).tolist())
         if self._title is not None:
             self._title.set_text(f"{curves.nonlinearity} RNN at rho = {curves.rho:.2f} vs one attention layer")
-
-    def render(self) -> None:
-        canvas = self.figure.canvas
-        if not self._blit:
-            canvas.draw()
-            return
-        if self._background is None:
-            canvas.draw()  # everything static; the animated lines are skipped
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
-        canvas.restore_region(self._background)
-        renderer = canvas.get_renderer()
-        for artist in self._moving:
-            artist.draw(renderer)
-
-    def render_png(self) -> bytes:
-        from PIL import Image
-
-        self.render()
-        canvas = self.figure.canvas
-        width, height = canvas.get_width_height(physical=True)
-        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
 
 
 def gradient_widget_update(plot: GradientPathPlot, rho: float, nonlinearity: str = "tanh", length: int = 100,

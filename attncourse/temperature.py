@@ -18,7 +18,6 @@ Every softmax here is the package's own ``attncourse.attention.softmax``.
 from __future__ import annotations
 
 import functools
-import io
 import math
 from typing import NamedTuple
 
@@ -26,6 +25,7 @@ import torch
 
 from .attention import softmax
 from .metrics import attention_entropy
+from .viz import BlittedFigure
 
 # ------------------------------------------------------------------------------ the Jacobian
 
@@ -269,7 +269,7 @@ def entropy_caption(state: EntropyState) -> str:
             f"{verdict}  |  ‖J‖_F = {state.jacobian_frobenius:.3f}")
 
 
-class EntropyPlot:
+class EntropyPlot(BlittedFigure):
     """Three panels, drawn once: the weights α over the keys; entropy against temperature with its
     bounds; the Jacobian's Frobenius norm against temperature. ``update(state)`` moves the artists.
 
@@ -338,32 +338,6 @@ class EntropyPlot:
         self._j_dot.set_data([state.temperature], [state.jacobian_frobenius])
         if self._title is not None:
             self._title.set_text(entropy_caption(state))
-
-    def render(self) -> None:
-        """Bring the canvas up to date: the cached background plus the moving artists."""
-        canvas = self.figure.canvas
-        if not self._blit:
-            canvas.draw()
-            return
-        if self._background is None:
-            canvas.draw()  # everything static (animated artists are skipped)
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
-        canvas.restore_region(self._background)
-        renderer = canvas.get_renderer()
-        for artist in self._moving:
-            artist.axes.draw_artist(artist)
-
-    def render_png(self) -> bytes:
-        """The up-to-date figure as PNG bytes (what the widget displays)."""
-        from PIL import Image
-
-        self.render()
-        canvas = self.figure.canvas
-        width, height = canvas.get_width_height(physical=True)
-        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
 
 
 def entropy_widget_update(plot: EntropyPlot, pattern: str = PATTERNS[0], temperature: float = 1.0, d_k: int = 16,

@@ -84,7 +84,43 @@ def selection_sweep(angles_deg, norms, keys=None, values=None, temperature: floa
     return w, attention_entropy(w), out
 
 
-class SelectionPlot:
+class BlittedFigure:
+    """Base of the widget figures: the static part is drawn once and cached; each update redraws
+    only the moving artists (blitting), then ``render_png`` gives what the widget shows. A subclass
+    sets ``figure``, ``_blit`` (False when drawn through pyplot), ``_background = None`` and
+    ``_moving`` (the artists that change)."""
+
+    def _moving_artists(self):
+        return self._moving
+
+    def render(self) -> None:
+        """Bring the canvas up to date: the cached background plus the moving artists."""
+        canvas = self.figure.canvas
+        if not self._blit:
+            canvas.draw()
+            return
+        if self._background is None:
+            canvas.draw()  # everything static (animated artists are skipped)
+            self._background = canvas.copy_from_bbox(self.figure.bbox)
+        canvas.restore_region(self._background)
+        renderer = canvas.get_renderer()
+        for artist in self._moving_artists():
+            artist.draw(renderer)
+
+    def render_png(self) -> bytes:
+        """The up-to-date figure as PNG bytes (what the widget displays)."""
+        from PIL import Image
+
+        self.render()
+        canvas = self.figure.canvas
+        width, height = canvas.get_width_height(physical=True)
+        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        image.save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
+
+class SelectionPlot(BlittedFigure):
     """Three panels, drawn once: key space with the query, weights with an entropy gauge, and
     value space with the output point; ``update(state)`` moves the artists in place.
 
@@ -163,6 +199,9 @@ class SelectionPlot:
             for _, artist in moving:
                 artist.set_animated(True)  # left out of the cached background
 
+    def _moving_artists(self):
+        return (artist for _, artist in self._moving)
+
     def update(self, state: SelectionState) -> None:
         """Move every artist to ``state`` (no new artists are created)."""
         qx, qy = float(state.query[0]), float(state.query[1])
@@ -176,32 +215,6 @@ class SelectionPlot:
         self._out_dot.set_data([float(state.output[0])], [float(state.output[1])])
         if self._title is not None:
             self._title.set_text(caption(state))
-
-    def render(self) -> None:
-        """Bring the canvas up to date: the cached background plus the moving artists."""
-        canvas = self.figure.canvas
-        if not self._blit:
-            canvas.draw()
-            return
-        if self._background is None:
-            canvas.draw()  # everything static (animated artists are skipped)
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
-        canvas.restore_region(self._background)
-        renderer = canvas.get_renderer()
-        for _, artist in self._moving:
-            artist.draw(renderer)
-
-    def render_png(self) -> bytes:
-        """The up-to-date figure as PNG bytes (what the widget displays)."""
-        from PIL import Image
-
-        self.render()
-        canvas = self.figure.canvas
-        width, height = canvas.get_width_height(physical=True)
-        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
 
 
 def caption(state: SelectionState) -> str:
