@@ -38,38 +38,8 @@ from torch.overrides import TorchFunctionMode
 
 from .attention import MultiHeadAttention
 from .rnn import VanillaRNN
+from .threads import single_thread
 from .viz import BlittedFigure
-
-# ------------------------------------------------------------------------------ threads
-
-
-class single_thread:
-    """Run a block (or, as a decorator, a function) with one intra-op thread, then restore the count.
-
-    The chapter's experiments are long chains of tiny tensor operations (a 64-wide RNN step, a
-    batch-64 optimiser step): a second thread cannot speed those up, and on a busy machine its
-    synchronisation makes each operation many times slower.
-    """
-
-    def __enter__(self):
-        self.saved = torch.get_num_threads()
-        torch.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        torch.set_num_threads(self.saved)
-        return False
-
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapped(*args, **kwargs):
-            with single_thread():
-                return fn(*args, **kwargs)
-
-        return wrapped
-
 
 # ------------------------------------------------------------------------------ matrices
 
@@ -727,17 +697,7 @@ class GradientPathPlot(BlittedFigure):
     YLIM = (1e-20, 1e20)
 
     def __init__(self, max_length: int = WIDGET_MAX_LENGTH, pyplot: bool = False, figsize=(7.5, 3.4), dpi: int = 80):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        if pyplot:
-            import matplotlib.pyplot as plt
-
-            self.figure = plt.figure(figsize=figsize, dpi=dpi)
-        else:
-            self.figure = Figure(figsize=figsize, dpi=dpi)
-            FigureCanvasAgg(self.figure)
-        self._blit, self._background = not pyplot, None
+        super().__init__(pyplot, figsize, dpi)
         ax = self.figure.add_subplot(1, 1, 1)
         ax.set(yscale="log", xlim=(0, max_length), ylim=self.YLIM, xlabel="distance k = T - t",
                ylabel="||d out_T / d x_t||_F")
@@ -749,10 +709,8 @@ class GradientPathPlot(BlittedFigure):
         ax.legend(loc="upper left", fontsize=8)
         self.figure.subplots_adjust(left=0.12, right=0.98, top=0.88 if pyplot else 0.95, bottom=0.15)
         self._title = ax.set_title("") if pyplot else None
-        self.axes, self._moving = ax, (self._rnn, self._att, self._law)
-        if self._blit:
-            for artist in self._moving:
-                artist.set_animated(True)
+        self.axes = ax
+        self._animate((self._rnn, self._att, self._law))
 
     def update(self, curves: GradientCurves) -> None:
         lo, hi = self.YLIM

@@ -280,17 +280,7 @@ class EntropyPlot(BlittedFigure):
     """
 
     def __init__(self, pyplot: bool = False, figsize=(11.0, 3.3), dpi: int = 80):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        if pyplot:
-            import matplotlib.pyplot as plt
-
-            self.figure = plt.figure(figsize=figsize, dpi=dpi)
-        else:
-            self.figure = Figure(figsize=figsize, dpi=dpi)
-            FigureCanvasAgg(self.figure)
-        self._blit, self._background = not pyplot, None
+        super().__init__(pyplot, figsize, dpi)
         fig = self.figure
         ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"wspace": 0.32, "left": 0.05, "right": 0.98,
                                                           "top": 0.8 if pyplot else 0.88, "bottom": 0.16})
@@ -318,12 +308,9 @@ class EntropyPlot(BlittedFigure):
         (self._j_dot,) = ax_j.plot([1], [0], "o", color="tab:red", ms=8)
         ax_j.set(xscale="log", xlim=(T[0], T[-1]), ylim=(0, 0.55), xlabel="temperature T",
                  ylabel="‖diag(α) − ααᵀ‖_F", title="softmax Jacobian (gradient size)")
-        self._moving = [self._stairs, self._uniform, self._h_curve, self._lb_curve, self._logn, self._h_dot,
-                        self._j_curve, self._j_dot]
+        self._animate([self._stairs, self._uniform, self._h_curve, self._lb_curve, self._logn, self._h_dot,
+                       self._j_curve, self._j_dot])
         self._title = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=8) if pyplot else None
-        if self._blit:
-            for artist in self._moving:
-                artist.set_animated(True)  # left out of the cached background
 
     def update(self, state: EntropyState) -> None:
         """Move every artist to ``state`` (no new artists are created)."""

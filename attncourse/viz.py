@@ -86,12 +86,29 @@ def selection_sweep(angles_deg, norms, keys=None, values=None, temperature: floa
 
 class BlittedFigure:
     """Base of the widget figures: the static part is drawn once and cached; each update redraws
-    only the moving artists (blitting), then ``render_png`` gives what the widget shows. A subclass
-    sets ``figure``, ``_blit`` (False when drawn through pyplot), ``_background = None`` and
-    ``_moving`` (the artists that change)."""
+    only the moving artists (blitting), then ``render_png`` gives what the widget shows.
 
-    def _moving_artists(self):
-        return self._moving
+    ``pyplot=False`` (for widgets): a free-standing Agg figure, blitted. ``pyplot=True``: a figure
+    made by ``matplotlib.pyplot``, redrawn whole, for a static snapshot shown with ``plt.show()``.
+    A subclass draws on ``self.figure`` and names the artists that change with ``_animate``.
+    """
+
+    def __init__(self, pyplot: bool, figsize, dpi: int):
+        if pyplot:
+            import matplotlib.pyplot as plt
+
+            self.figure = plt.figure(figsize=figsize, dpi=dpi)
+        else:
+            self.figure = Figure(figsize=figsize, dpi=dpi)
+            FigureCanvasAgg(self.figure)
+        self._blit, self._background, self._moving = not pyplot, None, ()
+
+    def _animate(self, artists) -> None:
+        """The artists that updates move: left out of the cached background when blitting."""
+        self._moving = tuple(artists)
+        if self._blit:
+            for artist in self._moving:
+                artist.set_animated(True)
 
     def render(self) -> None:
         """Bring the canvas up to date: the cached background plus the moving artists."""
@@ -104,7 +121,7 @@ class BlittedFigure:
             self._background = canvas.copy_from_bbox(self.figure.bbox)
         canvas.restore_region(self._background)
         renderer = canvas.get_renderer()
-        for artist in self._moving_artists():
+        for artist in self._moving:
             artist.draw(renderer)
 
     def render_png(self) -> bytes:
@@ -138,20 +155,13 @@ class SelectionPlot(BlittedFigure):
         S = self.keys.shape[0]
         self.colors = [colors[i % len(colors)] for i in range(S)]
         names = list(names)[:S] if len(names) >= S else [str(i) for i in range(S)]
-        if pyplot:
-            import matplotlib.pyplot as plt
-
-            self.figure = plt.figure(figsize=figsize, dpi=dpi)
-        else:
-            self.figure = Figure(figsize=figsize, dpi=dpi)
-            FigureCanvasAgg(self.figure)
-        self._blit, self._background = not pyplot, None
+        super().__init__(pyplot, figsize, dpi)
         fig = self.figure
         grid = fig.add_gridspec(2, 3, height_ratios=[6, 1], hspace=0.75, wspace=0.3,
                                 left=0.05, right=0.98, top=0.8 if pyplot else 0.86, bottom=0.1)
         ax_k, ax_w, ax_v = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[:, 2])
         ax_h = fig.add_subplot(grid[1, 1])
-        moving = []  # (axes or figure, artist): what update() changes
+        moving = []  # the artists update() changes
 
         # key space: keys, the query arrow (a line plus a dot)
         lim = 6.2
@@ -163,12 +173,12 @@ class SelectionPlot(BlittedFigure):
             ax_k.annotate(name, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=9)
         (self._q_line,) = ax_k.plot([0, 0], [0, 0], color="k", lw=2, zorder=4)
         (self._q_dot,) = ax_k.plot([0], [0], "k^", ms=8, zorder=5)
-        moving += [(ax_k, self._q_line), (ax_k, self._q_dot)]
+        moving += [self._q_line, self._q_dot]
 
         # weights: one bar per key; the entropy as a gauge between its bounds 0 and log S
         self._bars = list(ax_w.bar(range(S), [1.0 / S] * S, color=self.colors))
         ax_w.set(ylim=(0, 1.05), xticks=range(S), xticklabels=names, title="weights  alpha = softmax(q.k)")
-        moving += [(ax_w, b) for b in self._bars]
+        moving += list(self._bars)
         log_s = math.log(S)
         ax_h.set(xlim=(-0.05 * log_s, 1.05 * log_s), ylim=(0, 1), yticks=[])
         ax_h.set_xticks([0, log_s], ["0", f"log {S} = {log_s:.2f}"])
@@ -177,7 +187,7 @@ class SelectionPlot(BlittedFigure):
         self._h_bar = ax_h.barh([0.5], [0.0], height=0.8, color="tab:gray")[0]
         ax_h.text(0.5, 1.12, "entropy H(alpha), nats", transform=ax_h.transAxes, ha="center", va="bottom",
                   fontsize=9)
-        moving += [(ax_h, self._h_bar)]
+        moving += [self._h_bar]
 
         # value space: values sized by their weight, the output as a star inside their hull
         pad = 0.4
@@ -190,17 +200,12 @@ class SelectionPlot(BlittedFigure):
         (self._out_dot,) = ax_v.plot([0], [0], "k*", ms=16, zorder=5)
         ax_v.text(0.5, -0.08, "star: output = sum_j alpha_j v_j", transform=ax_v.transAxes, ha="center",
                   va="top", fontsize=8)
-        moving += [(ax_v, self._v_scatter), (ax_v, self._out_dot)]
+        moving += [self._v_scatter, self._out_dot]
         # the numbers: in the figure for a static snapshot; beside it (an HTML label) in the
         # widget, since re-rendering text is the slowest part of a redraw
         self._title = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=10) if pyplot else None
-        self._moving, self._S = moving, S
-        if self._blit:
-            for _, artist in moving:
-                artist.set_animated(True)  # left out of the cached background
-
-    def _moving_artists(self):
-        return (artist for _, artist in self._moving)
+        self._S = S
+        self._animate(moving)
 
     def update(self, state: SelectionState) -> None:
         """Move every artist to ``state`` (no new artists are created)."""
