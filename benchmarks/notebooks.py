@@ -101,6 +101,28 @@ def widget_rows(calls: int):
     settings = [(0.5 + (i * 0.013) % 1.0, ("tanh", "linear")[i % 2], 20 + (i * 7) % 180) for i in range(calls)]
     rows.append(("04 gradient paths: gradient_widget_update",
                  *time_calls(lambda *a: gradient_widget_update(gradient_plot, *a), settings)))
+    # chapter 08: layer kind, depth, normalization, gate bias -> per-layer statistics of a fresh stack
+    from attncourse.depth import KINDS, NORMS, DepthPlot, depth_widget_update
+
+    depth_plot = DepthPlot()
+    settings = [(KINDS[i % 3], 1 + (i * 37) % 100, NORMS[(i // 3) % 4], -6.0 + (i % 7)) for i in range(calls)]
+    rows.append(("08 residual, highway, norm: depth_widget_update",
+                 *time_calls(lambda *a: depth_widget_update(depth_plot, *a), settings)))
+    # chapter 09: placement, depth, lr, warm-up -> curves of a precomputed run (stand-in curves here:
+    # the update's cost does not depend on their values)
+    import numpy as np
+
+    from attncourse.stability import Run, StabilityPlot, stability_widget_update
+
+    rng = np.random.default_rng(0)
+    grid = [(norm, depth, lr, warm) for norm in ("post", "pre", "deepnorm") for depth in (2, 6)
+            for lr in (1e-3, 1e-2) for warm in (0, 50)]
+    runs = {key: [Run(*key, 0, rng.random(150) * 3, rng.random(150))] for key in grid}
+    stability_plot = StabilityPlot(runs)
+    settings = [(("all", norm)[i % 2], depth, lr, warm)
+                for i, (norm, depth, lr, warm) in ((i, grid[i % len(grid)]) for i in range(calls))]
+    rows.append(("09 Pre-LN vs Post-LN: stability_widget_update",
+                 *time_calls(lambda *a: stability_widget_update(stability_plot, *a), settings)))
     return rows, first_ms
 
 
