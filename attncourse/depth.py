@@ -41,7 +41,7 @@ from torch import nn
 from .blocks import Highway, Residual
 from .norms import BatchNorm1d, LayerNorm, RMSNorm
 from .threads import single_thread
-from .viz import BlittedFigure
+from .viz import BlittedFigure, figure_widget
 
 KINDS = ("plain", "residual", "highway")
 NORMS = ("none", "layer", "rms", "batch")
@@ -452,8 +452,6 @@ def depth_widget(kind: str = "plain", depth: int = 50, norm: str = "none", gate_
     import ipywidgets as widgets
 
     plot = DepthPlot()
-    image = widgets.Image(format="png")
-    readout = widgets.HTML()
     style = {"description_width": "90px"}
     controls = {
         "kind": widgets.Dropdown(options=list(KINDS), value=kind, description="layer", style=style),
@@ -465,17 +463,8 @@ def depth_widget(kind: str = "plain", depth: int = 50, norm: str = "none", gate_
         "scale_branch": widgets.Checkbox(value=False, description="residual branch x 1/sqrt(depth)"),
     }
 
-    def redraw(_change=None):
-        _, image.value, text = depth_widget_update(plot, **{k: c.value for k, c in controls.items()})
-        readout.value = f"<code>{text}</code>"
-
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([controls["kind"], controls["depth"], controls["norm"]]),
-                        widgets.HBox([controls["gate_bias"], controls["scale_branch"]]), readout, image])
-    box.controls, box.plot = controls, plot  # handles for tests and for driving the widget from code
-    return box
+    return figure_widget(plot, depth_widget_update, controls,
+                         rows=[["kind", "depth", "norm"], ["gate_bias", "scale_branch"]])
 
 
 __all__ = [

@@ -39,7 +39,7 @@ from torch.overrides import TorchFunctionMode
 from .attention import MultiHeadAttention
 from .rnn import VanillaRNN
 from .threads import single_thread
-from .viz import BlittedFigure
+from .viz import BlittedFigure, figure_widget
 
 # ------------------------------------------------------------------------------ matrices
 
@@ -736,8 +736,6 @@ def gradient_widget(rho: float = 1.0, nonlinearity: str = "tanh", length: int = 
     import ipywidgets as widgets
 
     plot = GradientPathPlot()
-    image = widgets.Image(format="png")
-    readout = widgets.HTML()
     style = {"description_width": "120px"}
     controls = {
         "rho": widgets.FloatSlider(value=rho, min=0.5, max=1.5, step=0.01, description="spectral radius rho",
@@ -750,17 +748,8 @@ def gradient_widget(rho: float = 1.0, nonlinearity: str = "tanh", length: int = 
                                               description="input scale", style=style),
     }
 
-    def redraw(_change=None):
-        _, image.value, text = gradient_widget_update(plot, **{k: c.value for k, c in controls.items()})
-        readout.value = f"<code>{text}</code>"
-
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([controls["rho"], controls["length"]]),
-                        widgets.HBox([controls["nonlinearity"]]), controls["input_scale"], readout, image])
-    box.controls, box.plot = controls, plot  # handles for tests and for driving the widget from code
-    return box
+    return figure_widget(plot, gradient_widget_update, controls,
+                         rows=[["rho", "length"], ["nonlinearity"], ["input_scale"]])
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from torch import nn
 from .blocks import TransformerBlock
 from .norms import LayerNorm
 from .threads import single_thread
-from .viz import BlittedFigure
+from .viz import BlittedFigure, figure_widget
 
 NORMS = ("post", "pre", "deepnorm")
 
@@ -308,7 +308,6 @@ def stability_widget(runs: dict, vocab: int = 16):
 
     keys = list(runs)
     plot = StabilityPlot(runs, vocab)
-    image, readout = widgets.Image(format="png"), widgets.HTML()
     controls = {
         "norm": widgets.ToggleButtons(options=["all", *sorted({k[0] for k in keys}, key=NORMS.index)],
                                       value="all", description="norm"),
@@ -319,16 +318,7 @@ def stability_widget(runs: dict, vocab: int = 16):
     controls["num_layers"].value = max(controls["num_layers"].options)
     controls["lr"].value = max(controls["lr"].options)
 
-    def redraw(_change=None):
-        _, image.value, text = stability_widget_update(plot, **{k: c.value for k, c in controls.items()})
-        readout.value = f"<code>{text}</code>"
-
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([controls["norm"], widgets.HBox([controls["num_layers"], controls["lr"], controls["warmup"]]),
-                        readout, image])
-    box.controls, box.plot = controls, plot  # handles for tests and for driving the widget from code
-    return box
+    return figure_widget(plot, stability_widget_update, controls,
+                         rows=[["norm"], ["num_layers", "lr", "warmup"]])
 
 

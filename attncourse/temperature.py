@@ -25,7 +25,7 @@ import torch
 
 from .attention import softmax
 from .metrics import attention_entropy
-from .viz import BlittedFigure
+from .viz import BlittedFigure, figure_widget
 
 # ------------------------------------------------------------------------------ the Jacobian
 
@@ -344,8 +344,6 @@ def entropy_widget(pattern: str = PATTERNS[0], temperature: float = 1.0, d_k: in
     import ipywidgets as widgets
 
     plot = EntropyPlot()
-    image = widgets.Image(format="png")
-    readout = widgets.HTML()
     style = {"description_width": "90px"}
     controls = {
         "pattern": widgets.Dropdown(options=PATTERNS, value=pattern, description="scores", style=style),
@@ -358,17 +356,8 @@ def entropy_widget(pattern: str = PATTERNS[0], temperature: float = 1.0, d_k: in
         "seed": widgets.IntSlider(value=0, min=0, max=20, description="score seed", style=style),
     }
 
-    def redraw(_change=None):
-        _, image.value, text = entropy_widget_update(plot, **{k: c.value for k, c in controls.items()})
-        readout.value = f"<code style='font-size:11px'>{text}</code>"
-
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([controls["pattern"], controls["temperature"], controls["scaled"]]),
-                        widgets.HBox([controls["d_k"], controls["n"], controls["seed"]]), readout, image])
-    box.controls, box.plot = controls, plot  # handles for tests and for driving the widget from code
-    return box
+    return figure_widget(plot, entropy_widget_update, controls,
+                         rows=[["pattern", "temperature", "scaled"], ["d_k", "n", "seed"]], font_size="11px")
 
 
 __all__ = [

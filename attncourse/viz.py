@@ -137,6 +137,29 @@ class BlittedFigure:
         return buffer.getvalue()
 
 
+def figure_widget(plot: BlittedFigure, update, controls: dict, rows, font_size: str = "inherit"):
+    """A widget of ``controls`` over ``plot``: every change calls ``update(plot, **values)``, which
+    returns (numbers, png, caption), and shows the PNG and the caption at once.
+
+    ``rows``: lists of control names, one ``HBox`` each. The box keeps ``controls`` and ``plot``
+    (handles for tests and for driving the widget from code).
+    """
+    import ipywidgets as widgets
+
+    image, readout = widgets.Image(format="png"), widgets.HTML()
+
+    def redraw(_change=None):
+        _, image.value, text = update(plot, **{name: c.value for name, c in controls.items()})
+        readout.value = f"<code style='font-size:{font_size}'>{text}</code>"
+
+    for c in controls.values():
+        c.observe(redraw, names="value")
+    redraw()
+    box = widgets.VBox([*(widgets.HBox([controls[name] for name in row]) for row in rows), readout, image])
+    box.controls, box.plot = controls, plot
+    return box
+
+
 class SelectionPlot(BlittedFigure):
     """Three panels, drawn once: key space with the query, weights with an entropy gauge, and
     value space with the output point; ``update(state)`` moves the artists in place.
@@ -247,15 +270,13 @@ def widget_update(plot: SelectionPlot, angle_deg: float, norm: float, temperatur
 
 
 def selection_widget(keys=None, values=None, angle: float = 20.0, norm: float = 2.0):
-    """The chapter-01 widget: sliders for the query's angle and length, the softmax temperature
+    """The chapter-01 widget: controls for the query's angle and length, the softmax temperature
     and the 1/sqrt(d_k) scale; every change recomputes ``query_selection`` and redraws."""
     import ipywidgets as widgets
 
     plot = SelectionPlot(keys, values)
-    image = widgets.Image(format="png")
-    readout = widgets.HTML()
     style = {"description_width": "110px"}
-    sliders = {
+    controls = {
         "angle_deg": widgets.FloatSlider(value=angle, min=-180, max=180, step=5, description="angle (deg)", style=style),
         "norm": widgets.FloatSlider(value=norm, min=0, max=6, step=0.1, description="|q|", style=style),
         "temperature": widgets.FloatLogSlider(value=1.0, base=10, min=-1.3, max=1.3, step=0.05,
@@ -263,17 +284,7 @@ def selection_widget(keys=None, values=None, angle: float = 20.0, norm: float = 
         "scaled": widgets.Checkbox(value=True, description="divide by sqrt(d_k)"),
     }
 
-    def redraw(_change=None):
-        _, image.value, text = widget_update(plot, **{k: s.value for k, s in sliders.items()})
-        readout.value = f"<code>{text}</code>"
-
-    for s in sliders.values():
-        s.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([sliders["angle_deg"], sliders["norm"]]),
-                        widgets.HBox([sliders["temperature"], sliders["scaled"]]), readout, image])
-    box.sliders, box.plot = sliders, plot  # handles for tests and for driving the widget from code
-    return box
+    return figure_widget(plot, widget_update, controls, rows=[["angle_deg", "norm"], ["temperature", "scaled"]])
 
 
 def temperature_bars(scores, temperature: float = 1.0, width: int = 40) -> str:

@@ -79,7 +79,7 @@ def widget_rows(calls: int):
              for i in range(calls)]
     rows.append(("01 query selection: widget_update", *time_calls(lambda *m: widget_update(plot, *m), moves, warmup=0)))
     box = selection_widget()
-    slider = box.sliders["angle_deg"]
+    slider = box.controls["angle_deg"]
     angles = [(-180.0 + (5.0 * i) % 360,) for i in range(calls)]
     rows.append(("01 query selection: via slider", *time_calls(lambda a: setattr(slider, "value", a), angles)))
     # chapter 00: temperature slider -> softmax bars (HTML text)

@@ -88,7 +88,7 @@ def test_widget_sliders_drive_the_image():
     box = selection_widget()
     image = box.children[-1]
     before = image.value
-    box.sliders["angle_deg"].value = -90.0
+    box.controls["angle_deg"].value = -90.0
     assert image.value != before and "key E" in box.children[-2].value
 
 
