@@ -25,6 +25,7 @@ random stream; ``seed=`` gives hidden tests fresh inputs.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -137,20 +138,23 @@ def _refused_reference(*args, **kwargs):
     )
 
 
-class _RefuseReferences:
-    """While active, the package's own implementations raise ``BuiltinCalledError``.
-
-    Their code objects are swapped, so every reference to them (however imported) is covered.
+class Refused:
+    """While active, each of ``functions`` raises through ``replacement`` (a function that raises
+    ``BuiltinCalledError`` naming itself): their code objects are swapped, so every reference to
+    them, however imported, is covered. Functions with closures are left alone. ``functions`` is a
+    list, or a dict {name the message gives: function}.
     """
 
-    def __init__(self, functions):
-        self.functions = [f for f in functions if not f.__code__.co_freevars]
-        self.saved = []
+    def __init__(self, functions, replacement=_refused_reference):
+        pairs = functions.items() if isinstance(functions, dict) else ((f.__name__, f) for f in functions)
+        unwrapped = ((name, inspect.unwrap(f)) for name, f in pairs)
+        self.functions = {f: name for name, f in unwrapped if inspect.isfunction(f) and not f.__code__.co_freevars}
+        self.replacement, self.saved = replacement, []
 
     def __enter__(self):
-        for f in self.functions:
+        for f, name in self.functions.items():
             self.saved.append((f, f.__code__))
-            f.__code__ = _refused_reference.__code__.replace(co_name=f.__name__, co_qualname=f.__qualname__)
+            f.__code__ = self.replacement.__code__.replace(co_name=name, co_qualname=name)
         return self
 
     def __exit__(self, *exc):
@@ -174,7 +178,7 @@ def _call(fn, args, kwargs, name, label, on_error, from_scratch, builtin_names, 
     try:
         if from_scratch:
             mode = _RefuseBuiltins(builtin_names)
-            with _forbidden_builtins(), _RefuseReferences(references), mode:
+            with _forbidden_builtins(), Refused(references), mode:
                 got = fn(*args, **kwargs)
             if mode.called:  # the learner caught the error we raised and carried on
                 raise _BuiltinCalledError(f"{mode.called[0]} was called")

@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch
 
-from .exercises import Case, check_function
+from .exercises import Case, Refused, check_function
 from .gradient_paths import (
     clip_grad_norm_ as _clip_grad_norm_package,
     clip_gradients as _clip_gradients_ref,
@@ -304,29 +304,12 @@ def _refused_torch_function(*args, **kwargs):
     )
 
 
-class _RefuseTorchClipping:
-    """While active, torch's gradient-clipping functions raise ``BuiltinCalledError`` (their code
-    objects are swapped, so every reference to them, however imported, is covered)."""
+def _refuse_torch_clipping() -> Refused:
+    """While active, torch's gradient-clipping functions raise ``BuiltinCalledError``."""
+    import torch.nn.utils.clip_grad as clip_grad
 
-    def __init__(self):
-        import torch.nn.utils.clip_grad as clip_grad
-
-        names = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_")
-        found = [inspect.unwrap(getattr(clip_grad, n)) for n in names if hasattr(clip_grad, n)]
-        self.functions = [f for f in dict.fromkeys(found) if inspect.isfunction(f) and not f.__code__.co_freevars]
-        self.saved = []
-
-    def __enter__(self):
-        for f in self.functions:
-            self.saved.append((f, f.__code__))
-            f.__code__ = _refused_torch_function.__code__.replace(co_name=f.__name__, co_qualname=f.__qualname__)
-        return self
-
-    def __exit__(self, *exc):
-        for f, code in reversed(self.saved):
-            f.__code__ = code
-        self.saved.clear()
-        return False
+    names = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_")
+    return Refused([getattr(clip_grad, n) for n in names if hasattr(clip_grad, n)], _refused_torch_function)
 
 
 def _clip_ref(grads, max_norm):
@@ -393,7 +376,7 @@ def check_clip_gradients(fn: Callable, *, seed: int = 0) -> None:
          sum_of_norms),
         ("used the squared norm; take the square root of the sum of squares", squared),
     ]
-    with _RefuseTorchClipping():
+    with _refuse_torch_clipping():
         check_function(fn, _clip_ref, cases, diagnoses=diagnoses, from_scratch=True, builtins=frozenset(),
                        references=[_clip_gradients_ref, _clip_grad_norm_package], atol=1e-6, rtol=1e-5)
 

@@ -19,7 +19,7 @@ import torch
 
 from . import guard
 from .blocks import Highway
-from .exercises import Case, check_function
+from .exercises import Case, Refused, check_function
 from .norms import BatchNorm1d, LayerNorm, RMSNorm
 
 _sigmoid = torch.sigmoid
@@ -323,31 +323,16 @@ def _refused_autodiff(*args, **kwargs):
     )
 
 
-class _RefuseAutodiff:
+def _refuse_autodiff() -> Refused:
     """While active, torch's automatic differentiation functions raise ``BuiltinCalledError``
-    (their code objects are swapped, so a name bound by ``from torch.func import jacrev`` is covered)."""
-
-    def __init__(self):
-        self.saved = []
-
-    def __enter__(self):
-        for path in _AUTODIFF:
-            try:
-                f = _resolve(path)
-            except AttributeError:
-                continue
-            code = getattr(f, "__code__", None)
-            if code is None or code.co_freevars:
-                continue
-            self.saved.append((f, code))
-            f.__code__ = _refused_autodiff.__code__.replace(co_name=path, co_qualname=path)
-        return self
-
-    def __exit__(self, *exc):
-        for f, code in reversed(self.saved):
-            f.__code__ = code
-        self.saved.clear()
-        return False
+    (so a name bound by ``from torch.func import jacrev`` is covered too)."""
+    functions = {}
+    for path in _AUTODIFF:
+        try:
+            functions[path] = _resolve(path)
+        except AttributeError:
+            continue
+    return Refused(functions, _refused_autodiff)
 
 
 def check_highway_jacobian(fn: Callable, *, seed: int = 0) -> None:
@@ -383,7 +368,7 @@ def _without_autodiff(fn):
         return fn  # check_function explains
 
     def wrapped(*args, **kwargs):
-        with _RefuseAutodiff():
+        with _refuse_autodiff():
             return fn(*args, **kwargs)
 
     wrapped.__name__ = getattr(fn, "__name__", "your function")
