@@ -86,6 +86,17 @@ def widget_rows(calls: int):
     temps = [(10 ** (-1 + 2 * ((i * 0.37) % 1)),) for i in range(calls)]
     scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
     rows.append(("00 temperature bars: temperature_bars", *time_calls(lambda t: temperature_bars(scores, t), temps)))
+    # chapter 02: model, example, step -> the alignment row of a precomputed greedy decoding
+    from attncourse.seq2seq import DecodingPlot, decoding_traces, decoding_widget_update, load_chapter_models
+    from attncourse.seq2seq_data import make_batch
+
+    chapter_models = load_chapter_models(names=["none", "additive", "local-m"])
+    sources, _ = make_batch("copy", 4, 16, 20, torch.Generator().manual_seed(0))
+    traces = decoding_traces(chapter_models, "copy", sources)
+    decoding_plot = DecodingPlot(16)
+    settings = [(("none", "additive", "local-m")[i % 3], i % 4, (i * 5) % 16) for i in range(calls)]
+    rows.append(("02 seq2seq decoding: decoding_widget_update",
+                 *time_calls(lambda *a: decoding_widget_update(decoding_plot, traces, *a), settings)))
     # chapter 03: scores pattern, temperature, d_k, n -> distribution, entropy with bounds, Jacobian norm
     from attncourse.temperature import PATTERNS, EntropyPlot, entropy_widget_update
 
