@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("MPLBACKEND", "Agg")
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -64,7 +62,10 @@ def time_calls(fn, arguments, warmup: int = 1):
 
 def widget_rows(calls: int):
     """(name, median ms, p95 ms, calls) for every widget of the course."""
+    import matplotlib
     import torch
+
+    matplotlib.use("Agg")  # this process only: the notebooks timed above keep their inline backend
 
     torch.set_num_threads(THREADS)
     from attncourse.viz import SelectionPlot, selection_widget, temperature_bars, widget_update

@@ -1,13 +1,13 @@
 """attncourse.stability and the chapter 09 exercise checks: values, not shapes."""
 
 import math
-import os
 
+import matplotlib
 import numpy as np
 import pytest
 import torch
 
-os.environ.setdefault("MPLBACKEND", "Agg")
+matplotlib.use("Agg")  # in this process only: the notebooks' kernels keep their inline backend
 
 from attncourse.blocks import TransformerBlock
 from attncourse.exercises_ch09 import (
