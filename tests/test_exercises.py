@@ -21,6 +21,8 @@ from attncourse.exercises import (
     check_weighted_average,
 )
 
+from exercise_helpers import blank, fails
+
 # ----------------------------------------------------------------------- correct solutions
 
 
@@ -56,17 +58,8 @@ def entropy(p):
     return -torch.where(p > 0, p * torch.log(torch.where(p > 0, p, torch.ones_like(p))), torch.zeros_like(p)).sum(-1)
 
 
-def blank(*args):
-    raise NotImplementedError()
-
-
 def returns_none(*args):
     return None
-
-
-def fails(check, fn, match):
-    with pytest.raises(AssertionError, match=match):
-        check(fn)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,8 @@ from attncourse.exercises_ch03 import (
     check_softmax_temperature,
 )
 
+from exercise_helpers import fails
+
 # ----------------------------------------------------------------------- correct solutions
 
 
@@ -71,11 +73,6 @@ def test_an_unfinished_exercise_says_so(check):
         check(blank)
     with pytest.raises(AssertionError, match="returned None"):
         check(lambda *args: None)
-
-
-def fails(check, fn, match):
-    with pytest.raises(AssertionError, match=match):
-        check(fn)
 
 
 def test_softmax_temperature_mistakes_are_named():

@@ -15,14 +15,7 @@ from attncourse.exercises_ch04 import (
     check_rnn_jacobian,
 )
 
-
-def fails_with(check, fn, *fragments):
-    with pytest.raises(AssertionError) as info:
-        check(fn)
-    message = str(info.value)
-    for fragment in fragments:
-        assert fragment in message, message
-    return message
+from exercise_helpers import fails_with
 
 
 # ------------------------------------------------------------------------- 1: RNN Jacobian

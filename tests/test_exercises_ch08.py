@@ -16,6 +16,8 @@ from attncourse.exercises_ch08 import (
     check_rms_norm,
 )
 
+from exercise_helpers import blank, fails
+
 # ----------------------------------------------------------------------- correct solutions
 
 
@@ -48,15 +50,6 @@ def highway_jacobian(x, W_H, b_H, W_T, b_T):
     H = torch.relu(z)
     return (torch.diag(T * (z > 0).to(x.dtype)) @ W_H.T + torch.diag(1 - T)
             + torch.diag((H - x) * T * (1 - T)) @ W_T.T)
-
-
-def blank(*args, **kwargs):
-    raise NotImplementedError()
-
-
-def fails(check, fn, match):
-    with pytest.raises(AssertionError, match=match):
-        check(fn)
 
 
 CHECKS = [
