@@ -146,7 +146,7 @@ class Run:
     seed: int
     loss: np.ndarray
     accuracy: np.ndarray
-    ratio: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (steps, N): log10 update/data
+    ratio: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (ratio_steps, N): log10 update/data
 
     @property
     def final_accuracy(self) -> float:
@@ -159,23 +159,23 @@ class Run:
 
 def train_copy(norm: str, num_layers: int, lr: float, warmup: int, *, seed: int = 0, steps: int = 150,
                batch: int = 32, length: int = 6, vocab: int = 16, d_model: int = 32, num_heads: int = 4,
-               record_ratio: bool = False, model_out: list | None = None) -> Run:
+               ratio_steps: int = 0, model_out: list | None = None) -> Run:
     """Train a causal LM on the copy task with Adam(β = (0.9, 0.98)) and a linear warm-up.
 
     Loss and accuracy are those of the training batch at each step (fresh random data every
-    step, so there is no overfitting to tell apart). ``record_ratio`` also records, per block,
-    log10 of the update/data ratio of its weight matrices (mean over them) at every step.
+    step, so there is no overfitting to tell apart). For the first ``ratio_steps`` steps, also
+    records per block log10 of the update/data ratio of its weight matrices (mean over them).
     """
     with single_thread():
         return _train_copy(norm, num_layers, lr, warmup, seed, steps, batch, length, vocab, d_model, num_heads,
-                           record_ratio, model_out)
+                           ratio_steps, model_out)
 
 
 def _train_copy(norm, num_layers, lr, warmup, seed, steps, batch, length, vocab, d_model, num_heads,
-                record_ratio, model_out) -> Run:
+                ratio_steps, model_out) -> Run:
     torch.manual_seed(seed)
     model = CausalLM(vocab + 1, d_model, num_heads, num_layers, norm=norm, max_len=2 * length + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), fused=True)  # fused: one kernel a step
     schedule = warmup_schedule(steps, lr, warmup)
     g = torch.Generator().manual_seed(10_000 + seed)
     losses, accs, ratios = np.zeros(steps), np.zeros(steps), []
@@ -188,9 +188,10 @@ def _train_copy(norm, num_layers, lr, warmup, seed, steps, batch, length, vocab,
         loss = F.cross_entropy(logits.reshape(-1, vocab + 1), targets.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        before = [[p.detach().clone() for p in ps] for ps in mats] if record_ratio else None
+        record = step < ratio_steps
+        before = [[p.detach().clone() for p in ps] for ps in mats] if record else None
         opt.step()
-        if record_ratio:
+        if record:
             ratios.append([np.mean([math.log10(float(update_data_ratio(b0, p.detach())) + 1e-30)
                                     for b0, p in zip(bs, ps)]) for bs, ps in zip(before, mats)])
         scored = targets != -100

@@ -84,6 +84,20 @@ def test_the_notebook_s_headline_holds_on_another_seed():
     assert warmed.final_accuracy >= 0.8 and warmed.final_accuracy - post.final_accuracy >= 0.5
 
 
+def test_the_first_update_data_ratio_is_adam_s_step_over_the_weights_scale():
+    """Adam's first step moves every weight with a gradient by lr (m/√v = ±1 after bias correction),
+    so log10 update/data at step 0 is the mean over matrices of log10(lr / std(W))."""
+    lr, out = 1e-3, []
+    torch.manual_seed(3)
+    initial = CausalLM(17, 32, 4, 2, norm="pre", max_len=13)  # the model train_copy starts from with seed 3
+    run = train_copy("pre", 2, lr, 0, seed=3, steps=4, ratio_steps=2, model_out=out)
+    assert run.ratio.shape == (2, 2) and np.isfinite(run.ratio).all()
+    expected = [np.mean([math.log10(lr / float(p.detach().std())) for p in b.parameters() if p.ndim == 2])
+                for b in initial.blocks]
+    assert np.allclose(run.ratio[0], expected, atol=0.05), (run.ratio[0], expected)
+    assert not np.allclose(out[0].blocks[0].ffn[0].weight.detach(), initial.blocks[0].ffn[0].weight.detach())
+
+
 def test_widget_update_moves_the_same_artists_and_redraws():
     steps = 30
     mk = lambda norm, acc: Run(norm, 2, 1e-2, 0, 0, np.full(steps, 1.0), np.full(steps, acc))  # noqa: E731
