@@ -214,6 +214,39 @@ print(f"Pre-LN: log-log slope of RMS vs l = {slope:.2f}  (0.5 would be sqrt(l))"
 assert rms["pre"][12] > 3 * rms["pre"][1] and abs(rms["post"][12] - 1) < 0.05
 
 # %% [markdown]
+# **Claim check — "the normalised output has stable statistics that do not depend on the shape of
+# the input distribution" ⚠.** LayerNorm fixes two numbers per token: the mean of its features
+# (0) and their variance (≈ 1, exactly 1 when ε = 0). It is an **affine map per token**
+# (subtract a number, divide by a number), so everything else about the features' distribution —
+# skew, heavy tails, a few huge features — passes through unchanged. The kurtosis (fourth moment
+# over variance², 3 for a Gaussian) is invariant under affine maps, and the cell measures it before
+# and after LayerNorm for features drawn from three distributions. **Correct statement**: LN
+# normalises the location and scale of each token, not the shape of its feature distribution.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def kurtosis(v):
+    centred = v - v.mean()
+    return float(centred.pow(4).mean() / centred.pow(2).mean() ** 2)
+
+
+torch.manual_seed(7)
+d = 4096
+tokens = {
+    "Gaussian": torch.randn(1, d, dtype=torch.float64),
+    "Laplace": torch.distributions.Laplace(0.0, 1.0).sample((1, d)).double(),
+    "Student t, 5 dof": torch.distributions.StudentT(5.0).sample((1, d)).double(),
+}
+ln = LayerNorm(d).double()
+for name, x in tokens.items():
+    x = 4.0 * x + 3.0  # any location and scale
+    with torch.no_grad():
+        y = ln(x)  # (1, d)
+    print(f"{name:17s} kurtosis in {kurtosis(x):5.2f}, out {kurtosis(y):5.2f} | out mean 0: "
+          f"{abs(float(y.mean())) < 1e-12}, std {float(y.std(unbiased=False)):.4f}")
+    assert abs(kurtosis(y) - kurtosis(x)) < 1e-9 and abs(float(y.mean())) < 1e-9
+
+# %% [markdown]
 # ## 5. Training with and without warm-up (Xiong et al. 2020, Fig. 2's effect)
 #
 # Xiong et al. (IWSLT14 De-En, Adam): Post-LN **without** warm-up reached 8.45 BLEU against about
@@ -407,6 +440,11 @@ assert peak["post", 0] > peak["post", 50] + 0.5
 # | "LN keeps every layer's input in a reasonable range" | ⚠ | for Post-LN; Pre-LN's residual stream grows ~√l at init (RMS 0.8 → 3.5 over 12 blocks) |
 # | "Pre-LN allows about 10× larger learning rates" | ✗ | at most 3× in the papers (BERT: 1e-4 vs 3e-4); translation used the same lr; the gain is dropping warm-up |
 # | Xiong Thm. 1: Post-LN last-layer gradient O(d√ln d), Pre-LN O(d√(ln d/L)) | ✓ / ⚠ | Pre-LN ~1/√L measured; Post-LN grows mildly with L — an upper bound under idealisations (uniform attention, large d) |
+# | "LN's output statistics do not depend on the shape of the input distribution" | ⚠ | only each token's mean (0) and variance (≈ 1) are fixed; LN is affine per token, so skew and tails pass unchanged (kurtosis in = out, §4) |
+# | "LN avoids (internal) covariate shift" | ⚠ | an explanation, not a measurement; for BatchNorm, Santurkar et al. 2018 found the benefit does not come from reducing internal covariate shift |
+# | "residual + LN: gradients neither vanish nor explode" | ⚠ | not a guarantee: at initialisation Post-LN's gradients grow towards the top layers (§2) and without warm-up Post-LN stalls (§5) |
+# | "hundreds or even thousands of layers" | ⚠ | 1,000 layers with DeepNorm (Wang et al. 2022), not with plain Post-LN; Pre-LN trains deep but its stream grows (§4) |
+# | "deeper costs linearly more; the returns diminish" | ✓ / ⚠ | every block costs the same, so compute and memory grow linearly in N ✓; how fast returns diminish depends on the task and the model size |
 
 # %% [markdown]
 # ## 10. Exercises (graded)
