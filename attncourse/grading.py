@@ -328,10 +328,13 @@ def release(notebooks, out: Path, *, force: bool = False, source: Path = DEFAULT
     if any(out.resolve() == p.resolve().parent for p in notebooks):
         raise UsageError(f"{out}: that is where the instructor notebooks are; write the student copies elsewhere")
 
+    from tqdm.auto import tqdm
+
     with tempfile.TemporaryDirectory(prefix="attncourse-release-") as tmp:
         course = Course(Path(tmp) / "course")
         student = {}
-        for nb_path in notebooks:
+        for nb_path in tqdm(notebooks, desc="releasing", unit="notebook", file=sys.stderr,
+                            disable=len(notebooks) < 2, leave=False):
             course.add_source(nb_path)
             student[nb_path.name] = course.generate(nb_path).read_bytes()
 
