@@ -313,8 +313,9 @@ def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def _randn(g, *shape, dtype=torch.float32, scale=1.0):
-    return torch.randn(*shape, generator=g, dtype=torch.float64).mul(scale).to(dtype)
+def _randn(g, *shape, dtype=torch.float32, scale=1.0, shift=0.0):
+    """Drawn in float64 from ``g`` whatever ``dtype`` is, so every dtype sees the same numbers."""
+    return torch.randn(*shape, generator=g, dtype=torch.float64).mul(scale).add(shift).to(dtype)
 
 
 def _t(rows, dtype=torch.float32):

@@ -12,6 +12,7 @@ names the mistake when the output equals a known wrong variant. ``seed=`` gives 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -22,7 +23,7 @@ from .attention import softmax as _softmax_function
 from .attention.alignment import AdditiveAttention as _Additive
 from .attention.alignment import LuongAttention as _Luong
 from .attention.alignment import _align as _align_function
-from .exercises import _SOFTMAX_BUILTINS, Case, Refused, _generator, check_function
+from .exercises import _SOFTMAX_BUILTINS, Case, Refused, _generator, _randn, check_function
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -37,8 +38,7 @@ _PACKAGE_INFORMATION = [_seq2seq.mutual_information_bits, _seq2seq.entropy_bits,
 _LN2 = math.log(2.0)
 
 
-def _randn(g, *shape, dtype=torch.float64, scale=1.0):
-    return torch.randn(*shape, generator=g, dtype=torch.float64).mul(scale).to(dtype)
+_randn = functools.partial(_randn, dtype=torch.float64)  # this chapter's checks work in float64
 
 
 def _as_float64(value):

@@ -11,13 +11,13 @@ names the mistake when the output equals a known wrong variant. ``seed=`` gives 
 
 from __future__ import annotations
 
-import inspect
+import functools
 import math
 from typing import Callable
 
 import torch
 
-from .exercises import Case, Refused, check_function
+from .exercises import Case, Refused, _generator, _randn, check_function
 from .gradient_paths import (
     clip_grad_norm_ as _clip_grad_norm_package,
     clip_gradients as _clip_gradients_ref,
@@ -32,12 +32,7 @@ from .metrics import information_coverage as _coverage_ref
 _Tensor = torch.Tensor
 
 
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
-def _randn(g, *shape, dtype=torch.float64, scale=1.0):
-    return torch.randn(*shape, generator=g, dtype=torch.float64).mul(scale).to(dtype)
+_randn = functools.partial(_randn, dtype=torch.float64)  # this chapter's checks work in float64
 
 
 def _dtype_hint(expected_dtype, what):

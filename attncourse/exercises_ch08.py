@@ -19,7 +19,7 @@ import torch
 
 from . import guard
 from .blocks import Highway
-from .exercises import Case, Refused, check_function
+from .exercises import Case, Refused, _generator, _randn, check_function
 from .norms import BatchNorm1d, LayerNorm, RMSNorm
 
 _sigmoid = torch.sigmoid
@@ -31,14 +31,6 @@ _NORM_BUILTINS = frozenset(
      "_native_batch_norm_legit", "_batch_norm_impl_index", "group_norm", "native_group_norm", "instance_norm"}
 )
 _NORM_REFERENCES = (LayerNorm.forward, RMSNorm.forward, BatchNorm1d.forward)
-
-
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
-def _randn(g, *shape, dtype=torch.float32, scale=1.0, shift=0.0):
-    return torch.randn(*shape, generator=g, dtype=torch.float64).mul(scale).add(shift).to(dtype)
 
 
 # ----------------------------------------------------------------------------------- LayerNorm
