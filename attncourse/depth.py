@@ -470,5 +470,5 @@ def depth_widget(kind: str = "plain", depth: int = 50, norm: str = "none", gate_
 __all__ = [
     "DEFAULT_WIDTH", "KINDS", "NORMS", "DeepStack", "DepthPlot", "LayerStats", "TrainResult", "cross_entropy",
     "depth_caption", "depth_experiment", "depth_widget", "depth_widget_update", "layer_statistics",
-    "single_thread", "teacher_task", "train_stacks",
+    "teacher_task", "train_stacks",
 ]

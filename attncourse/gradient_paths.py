@@ -761,5 +761,5 @@ __all__ = [
     "gradient_widget_update", "input_jacobian", "largest_singular_value", "layer_costs", "layers_to_connect",
     "local_attention_graph", "log_slope", "max_path_length", "path_lengths_from", "power_norms", "receptive_field", "recall_accuracy",
     "recall_batch", "rnn_graph", "rnn_gradient_norms", "rnn_jacobian_profile", "scaled_orthogonal", "shifted_identity",
-    "shortest_path_lengths", "single_thread", "spectral_radius", "train_recall",
+    "shortest_path_lengths", "spectral_radius", "train_recall",
 ]

@@ -21,6 +21,7 @@ from .blocks import TransformerBlock
 from .metrics import attention_entropy
 from .norms import LayerNorm
 from .reparam import sigma_reparam
+from .threads import single_thread
 
 CLS = 2  # token ids: 0 and 1 are bits, 2 is the CLS token
 
@@ -110,7 +111,7 @@ class CollapseRun:
 def train_majority(reparam: bool = False, *, seed: int = 0, steps: int = 120, lr: float = 2e-2, batch: int = 64,
                    n_bits: int = 32, d_model: int = 32, num_layers: int = 2, num_heads: int = 1,
                    dim_feedforward: int | None = 64, eval_size: int = 512, progress: bool = True,
-                   threads: int | None = 1, model_out: list | None = None) -> CollapseRun:
+                   model_out: list | None = None) -> CollapseRun:
     """Train a ``MajorityTransformer`` with Adam (no warm-up, no weight decay) at learning rate ``lr``.
 
     The defaults are chapter 03's CPU-sized setting (2 Pre-LN layers, d = 32, 120 steps, lr 2e-2,
@@ -120,19 +121,12 @@ def train_majority(reparam: bool = False, *, seed: int = 0, steps: int = 120, lr
     reparam: wrap every linear layer in σReparam (``attncourse.reparam.sigma_reparam``).
     Fresh random batches every step (``seed`` fixes the data, the initialisation and everything
     else). progress: a tqdm progress bar showing loss and the smallest layer entropy.
-    threads: torch's intra-op threads while training (restored afterwards; None leaves them). One
-    is the fastest for a model this small: every op is too short to gain from a second thread,
-    and on a busy machine each parallel op waits for a free core.
+    Trains on one thread (``attncourse.threads.single_thread``): the fastest for a model this small.
     model_out: if a list is given, the trained model is appended to it.
     """
-    saved_threads = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
+    with single_thread():
         return _train(reparam, seed, steps, lr, batch, n_bits, d_model, num_layers, num_heads, dim_feedforward,
                       eval_size, progress, model_out)
-    finally:
-        torch.set_num_threads(saved_threads)
 
 
 def _train(reparam, seed, steps, lr, batch, n_bits, d_model, num_layers, num_heads, dim_feedforward, eval_size,

@@ -626,5 +626,5 @@ __all__ = [
     "alignment_matrices", "binary_entropy_bits", "chapter_model", "cross_entropy", "decoding_caption",
     "decoding_traces", "decoding_widget", "decoding_widget_update", "diagonal_fraction", "entropy_bits",
     "fano_information_bound", "greedy_decode", "joint_table", "log_softmax", "mutual_information_bits",
-    "peak_offsets", "single_thread", "train_seq2seq", "transmitted_bits",
+    "peak_offsets", "train_seq2seq", "transmitted_bits",
 ]

@@ -131,8 +131,8 @@ def widget_rows(calls: int):
             for lr in (1e-3, 1e-2) for warm in (0, 50)]
     runs = {key: [Run(*key, 0, rng.random(150) * 3, rng.random(150))] for key in grid}
     stability_plot = StabilityPlot(runs)
-    settings = [(("all", norm)[i % 2], depth, lr, warm)
-                for i, (norm, depth, lr, warm) in ((i, grid[i % len(grid)]) for i in range(calls))]
+    cells = [grid[i % len(grid)] for i in range(calls)]
+    settings = [(("all", norm)[i % 2], depth, lr, warm) for i, (norm, depth, lr, warm) in enumerate(cells)]
     rows.append(("09 Pre-LN vs Post-LN: stability_widget_update",
                  *time_calls(lambda *a: stability_widget_update(stability_plot, *a), settings)))
     return rows, first_ms

@@ -58,11 +58,11 @@ from attncourse.depth import (
     depth_widget,
     depth_widget_update,
     layer_statistics,
-    single_thread,
     teacher_task,
 )
 from attncourse.metrics import mutual_information
 from attncourse.norms import BatchNorm1d, LayerNorm, RMSNorm
+from attncourse.threads import single_thread
 
 torch.manual_seed(0)
 np.random.seed(0)

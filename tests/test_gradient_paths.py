@@ -348,15 +348,3 @@ def test_widget_controls_redraw():
     assert image.value != before and "rho = 1.20" in box.children[-2].value
     box.controls["nonlinearity"].value = "tanh"
     assert "tanh RNN" in box.children[-2].value
-
-
-def test_single_thread_restores_the_thread_count():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        with gp.single_thread():
-            assert torch.get_num_threads() == 1
-        assert torch.get_num_threads() == 2
-        assert gp.single_thread()(torch.get_num_threads)() == 1 and torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(saved)

@@ -61,7 +61,7 @@ def test_qk_spectral_norms_of_plain_and_reparametrised_models():
 
 def test_training_restores_the_thread_count():
     torch.set_num_threads(2)
-    train_majority(steps=2, batch=8, eval_size=16, progress=False, threads=1)
+    train_majority(steps=2, batch=8, eval_size=16, progress=False)
     assert torch.get_num_threads() == 2
 
 
