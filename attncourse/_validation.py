@@ -20,7 +20,7 @@ def require_float(name: str, x) -> None:
 
 
 def require_ndim(name: str, x: torch.Tensor, allowed, layout: str) -> None:
-    """``allowed`` is an int (exact rank), a tuple of ranks, or ``range``-like minimum via (n, None)."""
+    """``allowed`` is an int (exact rank), a tuple of ranks, or a minimum rank as (n, None)."""
     if isinstance(allowed, int):
         ok, expected = x.dim() == allowed, f"{allowed}-D"
     elif isinstance(allowed, tuple) and len(allowed) == 2 and allowed[1] is None:
@@ -50,6 +50,17 @@ def require_positive(name: str, value: float) -> None:
         raise ValueError(f"{name} must be > 0, got {value}")
 
 
+def require_positive_int(name: str, value) -> None:
+    """A count (length, batch size, steps, depth): an ``int`` >= 1, not a bool or a float."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def require_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
 def broadcast_batch(names: tuple, *shapes) -> torch.Size:
     """Broadcast the leading (batch) dimensions of several tensors, or say which ones clash."""
     try:
@@ -64,7 +75,8 @@ def check_mask(mask, scores_shape: torch.Size) -> None:
     require_tensor("mask", mask)
     if mask.dtype != torch.bool and not mask.is_floating_point():
         raise ValueError(
-            f"mask must be bool (True = may attend) or float (added to the scores), got {mask.dtype}"
+            "mask must be bool (True = may attend) or float (added to the scores), "
+            f"got {mask.dtype}"
         )
     try:
         shape = torch.broadcast_shapes(mask.shape, scores_shape)

@@ -33,7 +33,9 @@ class Highway(nn.Module):
     def __init__(self, dim: int, transform: nn.Module | None = None, gate_bias: float = -1.0):
         super().__init__()
         self.dim = dim
-        self.transform = nn.Sequential(nn.Linear(dim, dim), nn.ReLU()) if transform is None else transform
+        self.transform = (
+            nn.Sequential(nn.Linear(dim, dim), nn.ReLU()) if transform is None else transform
+        )
         self.gate = nn.Linear(dim, dim)
         nn.init.constant_(self.gate.bias, gate_bias)
 
@@ -57,7 +59,9 @@ class MultiScaleHighway(nn.Module):
     def __init__(self, dim: int, kernel_sizes=(1, 3, 5)):
         super().__init__()
         if not kernel_sizes or any(k < 1 or k % 2 == 0 for k in kernel_sizes):
-            raise ValueError(f"kernel_sizes must be odd positive integers, got {tuple(kernel_sizes)}")
+            raise ValueError(
+                f"kernel_sizes must be odd positive integers, got {tuple(kernel_sizes)}"
+            )
         self.dim = dim
         self.branches = nn.ModuleList(nn.Conv1d(dim, dim, k, padding=k // 2) for k in kernel_sizes)
         self.fusion_logits = nn.Parameter(torch.zeros(len(kernel_sizes)))
@@ -71,7 +75,9 @@ class MultiScaleHighway(nn.Module):
         require_ndim("x", x, 3, "(B, T, dim)")
         require_size("x", x, -1, self.dim, "feature size")
         channels_first = x.transpose(1, 2)  # (B, dim, T)
-        scales = torch.stack([F.relu(conv(channels_first)) for conv in self.branches])  # (K, B, dim, T)
+        scales = torch.stack(
+            [F.relu(conv(channels_first)) for conv in self.branches]
+        )  # (K, B, dim, T)
         mixed = (self.fusion_weights[:, None, None, None] * scales).sum(0)  # (B, dim, T)
         return x + mixed.transpose(1, 2)  # (B, T, dim)
 
@@ -86,16 +92,27 @@ class TransformerBlock(nn.Module):
     Called as ``block(x, mask=None, causal=False)`` on (B, T, d_model); returns (x, weights).
     """
 
-    NORMS = ("post", "pre", "deepnorm")
+    NORM_PLACEMENTS = ("post", "pre", "deepnorm")
     ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int | None = None, norm: str = "pre",
-                 activation: str = "relu", num_layers: int | None = None, eps: float = 1e-5, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dim_feedforward: int | None = None,
+        norm: str = "pre",
+        activation: str = "relu",
+        num_layers: int | None = None,
+        eps: float = 1e-5,
+        bias: bool = True,
+    ):
         super().__init__()
-        if norm not in self.NORMS:
-            raise ValueError(f"norm must be one of {self.NORMS}, got {norm!r}")
+        if norm not in self.NORM_PLACEMENTS:
+            raise ValueError(f"norm must be one of {self.NORM_PLACEMENTS}, got {norm!r}")
         if activation not in self.ACTIVATIONS:
-            raise ValueError(f"activation must be one of {tuple(self.ACTIVATIONS)}, got {activation!r}")
+            raise ValueError(
+                f"activation must be one of {tuple(self.ACTIVATIONS)}, got {activation!r}"
+            )
         if norm == "deepnorm" and (num_layers is None or num_layers < 1):
             raise ValueError("norm='deepnorm' needs num_layers (the N in α = (2N)^¼, β = (8N)^−¼)")
         dim_feedforward = 4 * d_model if dim_feedforward is None else dim_feedforward
@@ -112,13 +129,20 @@ class TransformerBlock(nn.Module):
         if norm == "deepnorm":
             self.alpha = (2 * num_layers) ** 0.25
             beta = (8 * num_layers) ** -0.25
-            for layer, gain in ((self.attn.q_proj, 1.0), (self.attn.k_proj, 1.0), (self.attn.v_proj, beta),
-                                (self.attn.out_proj, beta), (self.ffn[0], beta), (self.ffn[2], beta)):
+            for layer, gain in (
+                (self.attn.q_proj, 1.0),
+                (self.attn.k_proj, 1.0),
+                (self.attn.v_proj, beta),
+                (self.attn.out_proj, beta),
+                (self.ffn[0], beta),
+                (self.ffn[2], beta),
+            ):
                 nn.init.xavier_normal_(layer.weight, gain=gain)
 
     def forward(self, x, mask=None, causal: bool = False):
         if self.norm == "pre":
-            attended, weights = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, d), (B, H, T, T)
+            # (B, T, d), (B, H, T, T)
+            attended, weights = self.attn(self.norm1(x), mask=mask, causal=causal)
             x = x + attended  # (B, T, d)
             return x + self.ffn(self.norm2(x)), weights
         attended, weights = self.attn(x, mask=mask, causal=causal)  # (B, T, d), (B, H, T, T)
@@ -127,7 +151,7 @@ class TransformerBlock(nn.Module):
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "TransformerBlock":
-        """A copy of ``nn.TransformerEncoderLayer``'s weights (norm_first gives "pre", else "post")."""
+        """A copy of ``nn.TransformerEncoderLayer``'s weights (norm_first: "pre", else "post")."""
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise ValueError(f"expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
         activation = {1: "relu", 2: "gelu"}.get(layer.activation_relu_or_gelu)
@@ -135,9 +159,13 @@ class TransformerBlock(nn.Module):
             raise ValueError("only relu or gelu activations can be copied")
         ref = layer.linear1.weight
         block = cls(
-            layer.self_attn.embed_dim, layer.self_attn.num_heads, layer.linear1.out_features,
-            norm="pre" if layer.norm_first else "post", activation=activation,
-            eps=layer.norm1.eps, bias=layer.linear1.bias is not None,
+            layer.self_attn.embed_dim,
+            layer.self_attn.num_heads,
+            layer.linear1.out_features,
+            norm="pre" if layer.norm_first else "post",
+            activation=activation,
+            eps=layer.norm1.eps,
+            bias=layer.linear1.bias is not None,
         ).to(device=ref.device, dtype=ref.dtype)
         block.attn = MultiHeadAttention.from_torch(layer.self_attn)
         block.ffn[0].load_state_dict(layer.linear1.state_dict())

@@ -19,6 +19,8 @@ _FUNCTIONS = [
     (torch.Tensor, "log_softmax", "softmax"),
     (F, "softmax", "softmax"),
     (F, "log_softmax", "softmax"),
+    (F, "cross_entropy", "cross-entropy"),
+    (F, "nll_loss", "cross-entropy"),
     (F, "scaled_dot_product_attention", "scaled dot-product attention"),
     (F, "multi_head_attention_forward", "multi-head attention"),
     (F, "layer_norm", "LayerNorm"),
@@ -30,6 +32,8 @@ _FUNCTIONS = [
 ]
 _MODULES = [
     (nn.MultiheadAttention, "multi-head attention"),
+    (nn.CrossEntropyLoss, "cross-entropy"),
+    (nn.NLLLoss, "cross-entropy"),
     (nn.LayerNorm, "LayerNorm"),
     (nn.RMSNorm, "RMSNorm"),
     (nn.BatchNorm1d, "BatchNorm"),
@@ -64,7 +68,11 @@ def forbidden_builtins():
     try:
         for owner, name, concept in _FUNCTIONS:
             saved.append((owner, name, getattr(owner, name)))
-            setattr(owner, name, _refuse(f"{getattr(owner, '__name__', 'torch.Tensor')}.{name}", concept))
+            setattr(
+                owner,
+                name,
+                _refuse(f"{getattr(owner, '__name__', 'torch.Tensor')}.{name}", concept),
+            )
         for cls, concept in _MODULES:
             saved.append((cls, "forward", cls.forward))
             cls.forward = _refuse(f"nn.{cls.__name__}", concept)

@@ -28,7 +28,9 @@ def padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     """Keys at positions >= length are padding: (B,) lengths -> (B, 1, 1, S) mask."""
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.is_floating_point():
-        raise ValueError(f"lengths must be a 1-D integer tensor (B,), got {lengths.dtype} {tuple(lengths.shape)}")
+        raise ValueError(
+            f"lengths must be a 1-D integer tensor (B,), got {lengths.dtype} {tuple(lengths.shape)}"
+        )
     S = int(lengths.max()) if max_len is None else max_len
     if int(lengths.max()) > S or int(lengths.min()) < 0:
         raise ValueError(f"lengths must lie in [0, {S}], got {lengths.tolist()}")
@@ -36,7 +38,9 @@ def padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     return (j < lengths.unsqueeze(1))[:, None, None, :]  # (B, 1, 1, S)
 
 
-def local_mask(T: int, window: int, S: int | None = None, causal: bool = False, device=None) -> torch.Tensor:
+def local_mask(
+    T: int, window: int, S: int | None = None, causal: bool = False, device=None
+) -> torch.Tensor:
     """Sliding window: |i - j| <= window (and j <= i when causal)."""
     if window < 0:
         raise ValueError(f"window must be >= 0, got {window}")
@@ -71,7 +75,9 @@ def combine_masks(*masks) -> torch.Tensor | None:
         if mask.dtype != torch.bool:
             raise ValueError(f"combine_masks takes boolean masks, got {mask.dtype}")
         if result is not None and not _broadcastable(result.shape, mask.shape):
-            raise ValueError(f"masks of shapes {tuple(result.shape)} and {tuple(mask.shape)} do not broadcast")
+            raise ValueError(
+                f"masks of shapes {tuple(result.shape)} and {tuple(mask.shape)} do not broadcast"
+            )
         result = mask if result is None else result & mask
     return result
 

@@ -36,7 +36,9 @@ def attention_entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     require_float("weights", weights)
     if (weights < 0).any():
-        raise ValueError(f"attention weights must be >= 0, got a minimum of {weights.min().item():.3g}")
+        raise ValueError(
+            f"attention weights must be >= 0, got a minimum of {weights.min().item():.3g}"
+        )
     return 0.0 - _plogp(weights).sum(dim=dim)  # (...); "0.0 -" keeps an exact 0 from printing as -0
 
 
@@ -113,7 +115,10 @@ def co_information(joint: torch.Tensor, a, b, y, base: float = 2.0) -> float:
     The chain rule gives exactly I(A,B; Y) = I(A; Y) + I(B; Y) - I(A; B; Y), the correct form of
     source Eq. (14.3.7); the 'redundancy' term there must be allowed to be negative.
     """
-    return _clean(mutual_information(joint, a, y, base=base) - mutual_information(joint, a, y, given=b, base=base))
+    return _clean(
+        mutual_information(joint, a, y, base=base)
+        - mutual_information(joint, a, y, given=b, base=base)
+    )
 
 
 # ---------------------------------------------------------------- span and coverage (chapter 04)
@@ -122,7 +127,9 @@ def co_information(joint: torch.Tensor, a, b, y, base: float = 2.0) -> float:
 def _check_weights(weights: torch.Tensor, threshold: float, name: str) -> None:
     require_float("weights", weights)
     if weights.dim() < 2:
-        raise ValueError(f"weights must be at least 2-D (..., T, S), got shape {tuple(weights.shape)}")
+        raise ValueError(
+            f"weights must be at least 2-D (..., T, S), got shape {tuple(weights.shape)}"
+        )
     if not threshold >= 0:
         raise ValueError(f"{name} must be >= 0, got {threshold}")
 

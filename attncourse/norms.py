@@ -1,5 +1,6 @@
-"""Normalization layers from scratch: LayerNorm (source 004 Eq. 5.3.7; source 000 Eq. 14.3.33-14.3.34),
-RMSNorm (Zhang & Sennrich 2019; source 000 Application 14.3.4) and BatchNorm (source 004 Eq. 5.3.8).
+"""Normalization layers from scratch: LayerNorm (source 004 Eq. 5.3.7; source 000
+Eq. 14.3.33-14.3.34), RMSNorm (Zhang & Sennrich 2019; source 000 Application 14.3.4) and BatchNorm
+(source 004 Eq. 5.3.8).
 
 Parameter and buffer names are those of ``nn.LayerNorm``, ``nn.RMSNorm`` and ``nn.BatchNorm1d``,
 so a ``state_dict`` moves between a layer here and its PyTorch counterpart in either direction.
@@ -16,9 +17,16 @@ _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def _as_shape(normalized_shape) -> tuple:
-    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    shape = (
+        (normalized_shape,)
+        if isinstance(normalized_shape, numbers.Integral)
+        else tuple(normalized_shape)
+    )
     if len(shape) == 0 or any(int(n) < 1 for n in shape):
-        raise ValueError(f"normalized_shape must be a positive int or a non-empty tuple of them, got {normalized_shape}")
+        raise ValueError(
+            "normalized_shape must be a positive int or a non-empty tuple of them, "
+            f"got {normalized_shape}"
+        )
     return tuple(int(n) for n in shape)
 
 
@@ -31,10 +39,10 @@ def _check_trailing(name: str, x: torch.Tensor, shape: tuple) -> None:
     """x must end with ``shape``: the dimensions the statistics are taken over."""
     require_float(name, x)
     require_ndim(name, x, (len(shape), None), f"(..., {', '.join(map(str, shape))})")
-    if tuple(x.shape[-len(shape):]) != shape:
+    if tuple(x.shape[-len(shape) :]) != shape:
         raise ValueError(
             f"{name} must end with the normalized shape {shape}, got trailing shape "
-            f"{tuple(x.shape[-len(shape):])} (shape {tuple(x.shape)})"
+            f"{tuple(x.shape[-len(shape) :])} (shape {tuple(x.shape)})"
         )
 
 
@@ -44,7 +52,8 @@ def _upcast(x: torch.Tensor) -> torch.Tensor:
 
 
 class LayerNorm(nn.Module):
-    """y = gamma * (x - mu) / sqrt(sigma^2 + eps) + beta over each sample's features  (source 004 Eq. 5.3.7).
+    """y = gamma * (x - mu) / sqrt(sigma^2 + eps) + beta over each sample's features
+    (source 004 Eq. 5.3.7).
 
     mu and sigma^2 (the biased, 1/d variance) are taken over the trailing ``normalized_shape``
     dimensions of every sample (source 000 Eq. 14.3.33); gamma = ``weight`` and beta = ``bias``
@@ -53,7 +62,13 @@ class LayerNorm(nn.Module):
     here is PyTorch's 1e-5.
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True):
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+    ):
         super().__init__()
         _require_eps(eps)
         self.normalized_shape = _as_shape(normalized_shape)
@@ -80,11 +95,13 @@ class LayerNorm(nn.Module):
         return y.to(x.dtype)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class RMSNorm(nn.Module):
-    """y = x / sqrt(mean(x^2) + eps) * gamma   (Zhang & Sennrich 2019; source 000 Application 14.3.4).
+    """y = x / sqrt(mean(x^2) + eps) * gamma (Zhang & Sennrich 2019; source 000 Application 14.3.4).
 
     LayerNorm without the mean subtraction and without beta: only the scale is normalized.
     The mean of squares is over the trailing ``normalized_shape`` dimensions. ``eps=None``
@@ -117,11 +134,14 @@ class RMSNorm(nn.Module):
         return y.to(x.dtype)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class BatchNorm1d(nn.Module):
-    """y = gamma_c (x - mu^(c)) / sqrt(sigma^2(c) + eps) + beta_c, statistics per channel c  (source 004 Eq. 5.3.8).
+    """y = gamma_c (x - mu^(c)) / sqrt(sigma^2(c) + eps) + beta_c, statistics per channel c
+    (source 004 Eq. 5.3.8).
 
     Input (N, C) or (N, C, L). In training mu^(c) and the biased sigma^2(c) are taken over the
     batch (N, and L when present), so every sample's output depends on the rest of the batch;
@@ -145,7 +165,9 @@ class BatchNorm1d(nn.Module):
         require_positive("num_features", num_features)
         _require_eps(eps)
         if momentum is not None and not 0 <= momentum <= 1:
-            raise ValueError(f"momentum must be in [0, 1] or None (cumulative average), got {momentum}")
+            raise ValueError(
+                f"momentum must be in [0, 1] or None (cumulative average), got {momentum}"
+            )
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
@@ -174,7 +196,8 @@ class BatchNorm1d(nn.Module):
         require_ndim("x", x, (2, 3), "(N, C) or (N, C, L)")
         if x.shape[1] != self.num_features:
             raise ValueError(
-                f"x must have {self.num_features} channels in dim 1, got {x.shape[1]} (shape {tuple(x.shape)})"
+                f"x must have {self.num_features} channels in dim 1, got {x.shape[1]} "
+                f"(shape {tuple(x.shape)})"
             )
         dims = (0, 2) if x.dim() == 3 else (0,)  # every dimension but the channels
         shape = (1, -1, 1) if x.dim() == 3 else (1, -1)  # broadcast (C,) against x
@@ -184,9 +207,11 @@ class BatchNorm1d(nn.Module):
             n = xf.numel() // xf.shape[1]  # values per channel: N * L
             if n <= 1:
                 raise ValueError(
-                    f"batch statistics need more than one value per channel, got input shape {tuple(x.shape)} "
+                    "batch statistics need more than one value per channel, "
+                    f"got input shape {tuple(x.shape)} "
                     f"({n} value per channel): BatchNorm cannot train on a batch of size 1 "
-                    f"(use a larger batch, call .eval() to use the running statistics, or use LayerNorm)"
+                    "(use a larger batch, call .eval() to use the running statistics, "
+                    "or use LayerNorm)"
                 )
             mu = xf.mean(dim=dims)  # (C,)
             var = ((xf - mu.view(shape)) ** 2).mean(dim=dims)  # (C,) biased: normalizes the batch
@@ -202,10 +227,8 @@ class BatchNorm1d(nn.Module):
     @torch.no_grad()
     def _update_running_stats(self, mu: torch.Tensor, var: torch.Tensor, n: int) -> None:
         self.num_batches_tracked.add_(1)
-        if self.momentum is None:  # cumulative average: the k-th batch gets weight 1/k
-            factor = 1.0 / float(self.num_batches_tracked)
-        else:
-            factor = self.momentum
+        # momentum None: a cumulative average, the k-th batch gets weight 1/k
+        factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         unbiased = var * (n / (n - 1))  # (C,)
         self.running_mean.mul_(1 - factor).add_(factor * mu.to(self.running_mean.dtype))
         self.running_var.mul_(1 - factor).add_(factor * unbiased.to(self.running_var.dtype))

@@ -15,17 +15,23 @@ from ._validation import require_float, require_ndim, require_positive, require_
 def _require_even(name: str, value: int) -> None:
     require_positive(name, value)
     if value % 2:
-        raise ValueError(f"{name} must be even (features are used in (sin, cos) pairs), got {value}")
+        raise ValueError(
+            f"{name} must be even (features are used in (sin, cos) pairs), got {value}"
+        )
 
 
 def _inverse_frequencies(dim: int, base: float) -> torch.Tensor:
-    """theta_i = base^(-2i/dim), i = 0 .. dim/2 - 1: from one turn per 2*pi positions down to ~1/base."""
+    """theta_i = base^(-2i/dim), i = 0 .. dim/2 - 1: from one turn per 2*pi positions down to
+    ~1/base."""
     two_i = torch.arange(0, dim, 2, dtype=torch.float64)  # (dim/2,)
     return base ** (-two_i / dim)  # (dim/2,)
 
 
-def sinusoidal_encoding(num_positions: int, dim: int, base: float = 10000.0, *, dtype=None, device=None) -> torch.Tensor:
-    """PE[pos, 2i] = sin(pos / base^(2i/dim)),  PE[pos, 2i+1] = cos(pos / base^(2i/dim))   (source 000 Lemma 14.3.21).
+def sinusoidal_encoding(
+    num_positions: int, dim: int, base: float = 10000.0, *, dtype=None, device=None
+) -> torch.Tensor:
+    """PE[pos, 2i] = sin(pos / base^(2i/dim)),  PE[pos, 2i+1] = cos(pos / base^(2i/dim))
+    (source 000 Lemma 14.3.21).
 
     Returns (num_positions, dim), added to the token embeddings (Vaswani et al. 2017). Each
     (sin, cos) pair turns at its own frequency, so PE[pos + k] is a fixed rotation of PE[pos]
@@ -44,8 +50,8 @@ def sinusoidal_encoding(num_positions: int, dim: int, base: float = 10000.0, *, 
 
 
 class RotaryEmbedding(nn.Module):
-    """RoPE: rotate each feature pair (x_2i, x_2i+1) of the vector at position m by the angle m * theta_i,
-    theta_i = base^(-2i/head_dim)   (Su et al. 2021, RoFormer, Sec. 3.2):
+    """RoPE: rotate each feature pair (x_2i, x_2i+1) of the vector at position m by the angle
+    m * theta_i, theta_i = base^(-2i/head_dim)   (Su et al. 2021, RoFormer, Sec. 3.2):
 
         [y_2i  ]   [cos m theta_i   -sin m theta_i] [x_2i  ]
         [y_2i+1] = [sin m theta_i    cos m theta_i] [x_2i+1]
@@ -71,20 +77,35 @@ class RotaryEmbedding(nn.Module):
         if positions is None:
             positions = torch.arange(T, device=x.device)  # (T,)
         else:
-            if not isinstance(positions, torch.Tensor) or positions.is_floating_point() or positions.dtype == torch.bool:
-                got = positions.dtype if isinstance(positions, torch.Tensor) else type(positions).__name__
+            if (
+                not isinstance(positions, torch.Tensor)
+                or positions.is_floating_point()
+                or positions.dtype == torch.bool
+            ):
+                got = (
+                    positions.dtype
+                    if isinstance(positions, torch.Tensor)
+                    else type(positions).__name__
+                )
                 raise ValueError(f"positions must be an integer tensor (T,), got {got}")
             require_ndim("positions", positions, 1, "(T,)")
             require_size("positions", positions, 0, T, "length")
         # angles in float64 for float64 inputs, float32 otherwise: m * theta_i needs the precision
         angle_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        theta = _inverse_frequencies(self.head_dim, self.base).to(device=x.device, dtype=angle_dtype)  # (d/2,)
+        theta = _inverse_frequencies(self.head_dim, self.base).to(
+            device=x.device, dtype=angle_dtype
+        )  # (d/2,)
         angles = positions.to(angle_dtype).unsqueeze(-1) * theta  # (T, d/2)
-        cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # (T, d/2), (T, d/2)
+        cos, sin = (
+            torch.cos(angles).to(x.dtype),
+            torch.sin(angles).to(x.dtype),
+        )  # (T, d/2), (T, d/2)
         x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2), (..., T, d/2)
         y_even = x_even * cos - x_odd * sin  # (..., T, d/2)
         y_odd = x_even * sin + x_odd * cos  # (..., T, d/2)
-        return torch.stack((y_even, y_odd), dim=-1).flatten(-2)  # (..., T, d) pairs interleaved again
+        return torch.stack((y_even, y_odd), dim=-1).flatten(
+            -2
+        )  # (..., T, d) pairs interleaved again
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, base={self.base}"
@@ -108,8 +129,10 @@ def alibi_slopes(num_heads: int, *, dtype=None, device=None) -> torch.Tensor:
     return torch.tensor(slopes, dtype=dtype or torch.get_default_dtype(), device=device)  # (H,)
 
 
-def alibi_bias(num_heads: int, T: int, S: int | None = None, *, dtype=None, device=None) -> torch.Tensor:
-    """bias[h, i, j] = -m_h * |i - j|, added to the attention scores (Press et al. 2022). Returns (H, T, S).
+def alibi_bias(
+    num_heads: int, T: int, S: int | None = None, *, dtype=None, device=None
+) -> torch.Tensor:
+    """bias[h, i, j] = -m_h * |i - j|, added to the attention scores (Press et al. 2022): (H, T, S).
 
     On the causal part j <= i this is the paper's -m_h (i - j); the |i - j| on j > i is a
     symmetric extension for bidirectional attention (with a causal mask those entries are

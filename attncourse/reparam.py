@@ -36,8 +36,14 @@ class SigmaReparamLinear(nn.Module):
     the first estimate accurate.
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, init_iters: int = 15,
-                 eps: float = 1e-12):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        init_iters: int = 15,
+        eps: float = 1e-12,
+    ):
         super().__init__()
         self.in_features, self.out_features, self.eps = in_features, out_features, eps
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
@@ -49,9 +55,11 @@ class SigmaReparamLinear(nn.Module):
         self.power_iteration(init_iters)
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, init_iters: int = 15) -> "SigmaReparamLinear":
+    def from_linear(cls, linear: nn.Linear, init_iters: int = 15) -> SigmaReparamLinear:
         """σReparam around an existing ``nn.Linear`` (its weight and bias are copied; γ = 1)."""
-        layer = cls(linear.in_features, linear.out_features, bias=linear.bias is not None, init_iters=0)
+        layer = cls(
+            linear.in_features, linear.out_features, bias=linear.bias is not None, init_iters=0
+        )
         layer = layer.to(device=linear.weight.device, dtype=linear.weight.dtype)
         with torch.no_grad():
             layer.weight.copy_(linear.weight)
@@ -83,7 +91,10 @@ class SigmaReparamLinear(nn.Module):
         return y if self.bias is None else y + self.bias  # (..., out)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 def sigma_reparam(module: nn.Module, init_iters: int = 15) -> nn.Module:

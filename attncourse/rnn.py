@@ -25,12 +25,18 @@ class VanillaRNN(nn.Module):
     Information from step i reaches step j only through the j - i updates in between.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh", bias: bool = True):
+    def __init__(
+        self, input_size: int, hidden_size: int, nonlinearity: str = "tanh", bias: bool = True
+    ):
         super().__init__()
         if input_size < 1 or hidden_size < 1:
-            raise ValueError(f"input_size and hidden_size must be >= 1, got {input_size} and {hidden_size}")
+            raise ValueError(
+                f"input_size and hidden_size must be >= 1, got {input_size} and {hidden_size}"
+            )
         if nonlinearity not in _NONLINEARITIES:
-            raise ValueError(f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}")
+            raise ValueError(
+                f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}"
+            )
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
         self.weight_ih = nn.Parameter(torch.empty(hidden_size, input_size))  # W_xh
         self.weight_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))  # W_hh
@@ -52,7 +58,8 @@ class VanillaRNN(nn.Module):
         require_ndim("x", x, 3, "(B, T, input_size)")
         if x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have input size {self.input_size} in its last dim, got {x.shape[-1]} (shape {tuple(x.shape)})"
+                f"x must have input size {self.input_size} in its last dim, got {x.shape[-1]} "
+                f"(shape {tuple(x.shape)})"
             )
         B, T, _ = x.shape
         if h0 is None:
@@ -61,7 +68,10 @@ class VanillaRNN(nn.Module):
             require_float("h0", h0)
             require_ndim("h0", h0, 2, "(B, hidden_size)")
             if tuple(h0.shape) != (B, self.hidden_size):
-                raise ValueError(f"h0 must have shape (B, hidden_size) = {(B, self.hidden_size)}, got {tuple(h0.shape)}")
+                raise ValueError(
+                    f"h0 must have shape (B, hidden_size) = {(B, self.hidden_size)}, "
+                    f"got {tuple(h0.shape)}"
+                )
             require_same_dtype(x=x, h0=h0)
             h = h0
         f = _NONLINEARITIES[self.nonlinearity]
@@ -82,14 +92,14 @@ class VanillaRNN(nn.Module):
 
     @classmethod
     def from_torch(cls, module: nn.RNN) -> "VanillaRNN":
-        """A copy of a single-layer, unidirectional ``nn.RNN``'s weights (``batch_first`` either way;
-        the copy always takes (B, T, input_size))."""
+        """A copy of a single-layer, unidirectional ``nn.RNN``'s weights (``batch_first`` either
+        way; the copy always takes (B, T, input_size))."""
         if not isinstance(module, nn.RNN):
             raise ValueError(f"expected nn.RNN, got {type(module).__name__}")
         if module.num_layers != 1 or module.bidirectional:
             raise ValueError(
-                f"only a single-layer, unidirectional nn.RNN can be copied, got num_layers={module.num_layers}, "
-                f"bidirectional={module.bidirectional}"
+                "only a single-layer, unidirectional nn.RNN can be copied, "
+                f"got num_layers={module.num_layers}, bidirectional={module.bidirectional}"
             )
         ref = module.weight_ih_l0
         rnn = cls(module.input_size, module.hidden_size, module.nonlinearity, bias=module.bias)

@@ -6,7 +6,7 @@ import torch
 
 
 class single_thread:
-    """Run a block (or, as a decorator, a function) with one intra-op thread, then restore the count.
+    """Run a block (or, as a decorator, a function) on one intra-op thread, then restore the count.
 
     The course's experiments are long chains of tiny tensor operations (a 64-wide RNN step, a
     batch-64 optimiser step): a second thread cannot speed those up, and on a busy machine its

@@ -1,87 +1,17 @@
-"""Plotting helpers and the chapters' interactive figures.
+"""What several chapters draw with: the widget figure base and an attention heatmap.
 
-Every widget here is a thin shell around a plain function that tests and benchmarks call:
-
-* ``query_selection(angle, norm, keys, values, ...)`` computes what the chapter-01 widget shows
-  (source 000 Eq. 14.3.1-14.3.4): scores, weights, their entropy and the output point;
-* ``SelectionPlot`` draws that state once and afterwards only updates its artists in place
-  (``set_data``, bar heights, scatter sizes), so one update costs a redraw, not a new figure;
-* ``selection_widget()`` wires sliders to the two and shows the figure as a PNG image widget,
-  which works in JupyterLab, Notebook and Voila without any extra plotting extension.
+Every widget of the course is a thin shell around a plain function that tests and benchmarks call:
+a ``BlittedFigure`` subclass draws its figure once and afterwards only updates its artists in place,
+and ``figure_widget`` wires controls to it and shows the figure as a PNG image widget, which works
+in JupyterLab, Notebook and Voila without any extra plotting extension. ``plot_attention`` draws
+one (T, S) attention matrix.
 """
 
 import io
-import math
-from typing import NamedTuple
 
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-
-from .attention import scaled_dot_product_attention
-from .metrics import attention_entropy
-
-# Six fixed 2-D keys and their 2-D values for the chapter-01 widget. Key "F" lies inside the
-# convex hull of the others: no query can ever give it the largest weight (Lemma 14.3.4 checks).
-KEY_NAMES = ("A", "B", "C", "D", "E", "F")
-KEYS_2D = torch.tensor(
-    [[2.0, 0.2], [0.8, 1.7], [-1.4, 1.2], [-1.9, -0.5], [0.2, -1.9], [0.1, 0.2]], dtype=torch.float64
-)  # (S=6, d_k=2)
-VALUES_2D = torch.tensor(
-    [[1.0, 0.0], [0.5, 0.87], [-0.5, 0.87], [-1.0, 0.0], [-0.5, -0.87], [0.5, -0.87]], dtype=torch.float64
-)  # (S=6, d_v=2)
-COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
-
-
-class SelectionState(NamedTuple):
-    """What the chapter-01 widget shows for one query."""
-
-    query: torch.Tensor  # (d_k,)
-    scores: torch.Tensor  # (S,) q.k_j * scale / temperature, the softmax's input
-    weights: torch.Tensor  # (S,) alpha = softmax(scores)        Eq. (14.3.2)
-    entropy: float  # H(alpha) in nats                         Eq. (14.3.3)
-    max_entropy: float  # log S, the upper bound of Lemma 14.3.2
-    output: torch.Tensor  # (d_v,) sum_j alpha_j v_j                 Eq. (14.3.1)
-
-
-def query_from_polar(angle_deg: float, norm: float, dtype=torch.float64) -> torch.Tensor:
-    """The 2-D query of length ``norm`` at ``angle_deg`` degrees from the x-axis: (2,)."""
-    a = math.radians(angle_deg)
-    return torch.tensor([norm * math.cos(a), norm * math.sin(a)], dtype=dtype)  # (2,)
-
-
-def query_selection(angle_deg: float, norm: float, keys=None, values=None, temperature: float = 1.0,
-                    scaled: bool = True) -> SelectionState:
-    """Attention of one 2-D query over fixed keys and values (Eq. 14.3.1-14.3.4).
-
-    q = norm * (cos angle, sin angle); alpha = softmax(q K^T * s / temperature) with
-    s = 1/sqrt(d_k) when ``scaled`` (Eq. 14.3.4) else 1; output = alpha V (Eq. 14.3.1).
-    keys: (S, d_k=2), values: (S, d_v); defaults ``KEYS_2D``, ``VALUES_2D``.
-    """
-    keys = KEYS_2D if keys is None else keys
-    values = VALUES_2D if values is None else values
-    q = query_from_polar(angle_deg, norm, dtype=keys.dtype)  # (2,)
-    scale = 1.0 / math.sqrt(keys.shape[-1]) if scaled else 1.0
-    out, w = scaled_dot_product_attention(q[None], keys, values, scale=scale, temperature=temperature)
-    scores = (keys @ q) * scale / temperature  # (S,)
-    return SelectionState(q, scores, w[0], float(attention_entropy(w[0])), math.log(keys.shape[0]), out[0])
-
-
-def selection_sweep(angles_deg, norms, keys=None, values=None, temperature: float = 1.0, scaled: bool = True):
-    """``query_selection`` for many queries at once (for plots and averages over queries).
-
-    angles_deg, norms: sequences or tensors broadcastable to (A,). Returns (weights (A, S),
-    entropies (A,) in nats, outputs (A, d_v)), equal row by row to ``query_selection``'s.
-    """
-    keys = KEYS_2D if keys is None else keys
-    values = VALUES_2D if values is None else values
-    a, r = torch.broadcast_tensors(torch.as_tensor(angles_deg, dtype=keys.dtype),
-                                   torch.as_tensor(norms, dtype=keys.dtype))
-    a, r = torch.deg2rad(a.reshape(-1)), r.reshape(-1)  # (A,), (A,)
-    q = torch.stack([r * torch.cos(a), r * torch.sin(a)], dim=-1)  # (A, 2)
-    scale = 1.0 / math.sqrt(keys.shape[-1]) if scaled else 1.0
-    out, w = scaled_dot_product_attention(q, keys, values, scale=scale, temperature=temperature)  # (A, d_v), (A, S)
-    return w, attention_entropy(w), out
 
 
 class BlittedFigure:
@@ -155,148 +85,11 @@ def figure_widget(plot: BlittedFigure, update, controls: dict, rows, font_size: 
     for c in controls.values():
         c.observe(redraw, names="value")
     redraw()
-    box = widgets.VBox([*(widgets.HBox([controls[name] for name in row]) for row in rows), readout, image])
+    box = widgets.VBox(
+        [*(widgets.HBox([controls[name] for name in row]) for row in rows), readout, image]
+    )
     box.controls, box.plot = controls, plot
     return box
-
-
-class SelectionPlot(BlittedFigure):
-    """Three panels, drawn once: key space with the query, weights with an entropy gauge, and
-    value space with the output point; ``update(state)`` moves the artists in place.
-
-    ``pyplot=False`` (the default, for widgets): a free-standing Agg figure. Its static parts
-    (axes, ticks, labels) are rendered once and cached; ``render_png`` restores that background
-    and draws only the moving artists (blitting), so an update costs a few milliseconds.
-    ``pyplot=True`` creates the figure through ``matplotlib.pyplot`` instead, for a static
-    snapshot that ``plt.show()`` displays.
-    """
-
-    def __init__(self, keys=None, values=None, names=KEY_NAMES, colors=COLORS, pyplot: bool = False,
-                 figsize=(10.5, 3.5), dpi: int = 80):
-        self.keys = (KEYS_2D if keys is None else keys).detach().double()  # (S, 2)
-        self.values = (VALUES_2D if values is None else values).detach().double()  # (S, 2)
-        S = self.keys.shape[0]
-        self.colors = [colors[i % len(colors)] for i in range(S)]
-        names = list(names)[:S] if len(names) >= S else [str(i) for i in range(S)]
-        super().__init__(pyplot, figsize, dpi)
-        fig = self.figure
-        grid = fig.add_gridspec(2, 3, height_ratios=[6, 1], hspace=0.75, wspace=0.3,
-                                left=0.05, right=0.98, top=0.8 if pyplot else 0.86, bottom=0.1)
-        ax_k, ax_w, ax_v = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[:, 2])
-        ax_h = fig.add_subplot(grid[1, 1])
-        moving = []  # the artists update() changes
-
-        # key space: keys, the query arrow (a line plus a dot)
-        lim = 6.2
-        ax_k.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", title="keys and query  (d_k = 2)")
-        ax_k.axhline(0, color="0.85", lw=0.8, zorder=0)
-        ax_k.axvline(0, color="0.85", lw=0.8, zorder=0)
-        ax_k.scatter(self.keys[:, 0].tolist(), self.keys[:, 1].tolist(), c=self.colors, s=60, zorder=3)
-        for (x, y), name in zip(self.keys.tolist(), names):
-            ax_k.annotate(name, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=9)
-        (self._q_line,) = ax_k.plot([0, 0], [0, 0], color="k", lw=2, zorder=4)
-        (self._q_dot,) = ax_k.plot([0], [0], "k^", ms=8, zorder=5)
-        moving += [self._q_line, self._q_dot]
-
-        # weights: one bar per key; the entropy as a gauge between its bounds 0 and log S
-        self._bars = list(ax_w.bar(range(S), [1.0 / S] * S, color=self.colors))
-        ax_w.set(ylim=(0, 1.05), xticks=range(S), xticklabels=names, title="weights  alpha = softmax(q.k)")
-        moving += list(self._bars)
-        log_s = math.log(S)
-        ax_h.set(xlim=(-0.05 * log_s, 1.05 * log_s), ylim=(0, 1), yticks=[])
-        ax_h.set_xticks([0, log_s], ["0", f"log {S} = {log_s:.2f}"])
-        ax_h.axvline(0, color="k", lw=1)
-        ax_h.axvline(log_s, color="k", lw=1)
-        self._h_bar = ax_h.barh([0.5], [0.0], height=0.8, color="tab:gray")[0]
-        ax_h.text(0.5, 1.12, "entropy H(alpha), nats", transform=ax_h.transAxes, ha="center", va="bottom",
-                  fontsize=9)
-        moving += [self._h_bar]
-
-        # value space: values sized by their weight, the output as a star inside their hull
-        pad = 0.4
-        lo, hi = (self.values.min(0).values - pad).tolist(), (self.values.max(0).values + pad).tolist()
-        ax_v.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), aspect="equal", title="values and output")
-        self._v_scatter = ax_v.scatter(self.values[:, 0].tolist(), self.values[:, 1].tolist(), c=self.colors, s=[40] * S,
-                                       alpha=0.8, zorder=3)
-        for (x, y), name in zip(self.values.tolist(), names):
-            ax_v.annotate("v" + name, (x, y), xytext=(5, 5), textcoords="offset points", fontsize=9)
-        (self._out_dot,) = ax_v.plot([0], [0], "k*", ms=16, zorder=5)
-        ax_v.text(0.5, -0.08, "star: output = sum_j alpha_j v_j", transform=ax_v.transAxes, ha="center",
-                  va="top", fontsize=8)
-        moving += [self._v_scatter, self._out_dot]
-        # the numbers: in the figure for a static snapshot; beside it (an HTML label) in the
-        # widget, since re-rendering text is the slowest part of a redraw
-        self._title = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=10) if pyplot else None
-        self._S = S
-        self._animate(moving)
-
-    def update(self, state: SelectionState) -> None:
-        """Move every artist to ``state`` (no new artists are created)."""
-        qx, qy = float(state.query[0]), float(state.query[1])
-        self._q_line.set_data([0, qx], [0, qy])
-        self._q_dot.set_data([qx], [qy])
-        w = state.weights.tolist()
-        for bar, h in zip(self._bars, w):
-            bar.set_height(h)
-        self._h_bar.set_width(state.entropy)
-        self._v_scatter.set_sizes([20 + 400 * x for x in w])
-        self._out_dot.set_data([float(state.output[0])], [float(state.output[1])])
-        if self._title is not None:
-            self._title.set_text(caption(state))
-
-
-def caption(state: SelectionState) -> str:
-    """One line of numbers for a state: query, largest weight, entropy and its bounds, output."""
-    qx, qy = float(state.query[0]), float(state.query[1])
-    w = state.weights
-    top = int(w.argmax())
-    name = KEY_NAMES[top] if top < len(KEY_NAMES) else str(top)
-    return (f"q = ({qx:.2f}, {qy:.2f}), |q| = {math.hypot(qx, qy):.2f}  |  max alpha = {float(w[top]):.3f} "
-            f"(key {name})  |  H = {state.entropy:.3f} nats in [0, {state.max_entropy:.3f}], "
-            f"e^H = {math.exp(state.entropy):.2f} keys  |  output = ({float(state.output[0]):.2f}, "
-            f"{float(state.output[1]):.2f})")
-
-
-def widget_update(plot: SelectionPlot, angle_deg: float, norm: float, temperature: float = 1.0,
-                  scaled: bool = True):
-    """One widget update: compute the state, move the artists, render -> (state, png, caption).
-
-    This is the whole cost of a slider move (less the transfer to the browser); the benchmark
-    times exactly this function.
-    """
-    state = query_selection(angle_deg, norm, plot.keys, plot.values, temperature=temperature, scaled=scaled)
-    plot.update(state)
-    return state, plot.render_png(), caption(state)
-
-
-def selection_widget(keys=None, values=None, angle: float = 20.0, norm: float = 2.0):
-    """The chapter-01 widget: controls for the query's angle and length, the softmax temperature
-    and the 1/sqrt(d_k) scale; every change recomputes ``query_selection`` and redraws."""
-    import ipywidgets as widgets
-
-    plot = SelectionPlot(keys, values)
-    style = {"description_width": "110px"}
-    controls = {
-        "angle_deg": widgets.FloatSlider(value=angle, min=-180, max=180, step=5, description="angle (deg)", style=style),
-        "norm": widgets.FloatSlider(value=norm, min=0, max=6, step=0.1, description="|q|", style=style),
-        "temperature": widgets.FloatLogSlider(value=1.0, base=10, min=-1.3, max=1.3, step=0.05,
-                                              description="temperature", style=style),
-        "scaled": widgets.Checkbox(value=True, description="divide by sqrt(d_k)"),
-    }
-
-    return figure_widget(plot, widget_update, controls, rows=[["angle_deg", "norm"], ["temperature", "scaled"]])
-
-
-def temperature_bars(scores, temperature: float = 1.0, width: int = 40) -> str:
-    """The chapter-00 widget: softmax(scores / temperature) as rows of text bars, in HTML.
-
-    scores: (S,). Returns one ``<div>`` per key, "key i: ████ 0.123" (Eq. 14.3.20's temperature).
-    """
-    from .attention import softmax
-
-    alpha = softmax(torch.as_tensor(scores, dtype=torch.float64), temperature=temperature)  # (S,)
-    return "".join(f"<div style='font-family:monospace'>key {i}: {'█' * int(width * a)} {a:.3f}</div>"
-                   for i, a in enumerate(alpha.tolist()))
 
 
 def plot_attention(weights, ax=None, x_labels=None, y_labels=None, title=None, cmap="viridis"):
@@ -311,7 +104,9 @@ def plot_attention(weights, ax=None, x_labels=None, y_labels=None, title=None, c
     if w.dim() != 2:
         raise ValueError(f"plot_attention takes one (T, S) matrix, got shape {tuple(w.shape)}")
     ax = plt.gca() if ax is None else ax
-    image = ax.imshow(w.float().cpu().numpy(), cmap=cmap, vmin=0, vmax=max(float(w.max()), 1e-12), aspect="auto")
+    image = ax.imshow(
+        w.float().cpu().numpy(), cmap=cmap, vmin=0, vmax=max(float(w.max()), 1e-12), aspect="auto"
+    )
     ax.set(xlabel="key j", ylabel="query i")
     if x_labels is not None:
         ax.set_xticks(range(len(x_labels)), x_labels)
@@ -321,11 +116,3 @@ def plot_attention(weights, ax=None, x_labels=None, y_labels=None, title=None, c
         ax.set_title(title)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return image
-
-
-__all__ = [
-    "COLORS", "KEYS_2D", "KEY_NAMES", "SelectionPlot", "SelectionState", "VALUES_2D",
-    "caption", "plot_attention", "query_from_polar", "query_selection", "selection_sweep", "selection_widget",
-    "temperature_bars",
-    "widget_update",
-]

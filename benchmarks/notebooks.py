@@ -37,7 +37,12 @@ def time_notebook(path: Path, timeout: int = 600) -> float:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
@@ -68,81 +73,173 @@ def widget_rows(calls: int):
     matplotlib.use("Agg")  # this process only: the notebooks timed above keep their inline backend
 
     torch.set_num_threads(THREADS)
-    from attncourse.viz import SelectionPlot, selection_widget, temperature_bars, widget_update
+    from attncourse.chapters.ch00_how_to_use import temperature_bars
+    from attncourse.chapters.ch01_attention_as_selection import (
+        SelectionPlot,
+        selection_widget,
+        selection_widget_update,
+    )
 
     rows = []
     # chapter 01: query over fixed keys -> weights, entropy, output point (compute + blit + PNG)
     plot = SelectionPlot()
     start = time.perf_counter()
-    widget_update(plot, 0.0, 1.0)
+    selection_widget_update(plot, 0.0, 1.0)
     first_ms = 1000 * (time.perf_counter() - start)
-    moves = [(-180.0 + (7.3 * i) % 360, 0.2 + (i % 29) * 0.2, 10 ** (-1.3 + 2.6 * ((i * 0.37) % 1)), i % 5 != 0)
-             for i in range(calls)]
-    rows.append(("01 query selection: widget_update", *time_calls(lambda *m: widget_update(plot, *m), moves, warmup=0)))
+    moves = [
+        (
+            -180.0 + (7.3 * i) % 360,
+            0.2 + (i % 29) * 0.2,
+            10 ** (-1.3 + 2.6 * ((i * 0.37) % 1)),
+            i % 5 != 0,
+        )
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "01 query selection: selection_widget_update",
+            *time_calls(lambda *m: selection_widget_update(plot, *m), moves, warmup=0),
+        )
+    )
     box = selection_widget()
     slider = box.controls["angle_deg"]
     angles = [(-180.0 + (5.0 * i) % 360,) for i in range(calls)]
-    rows.append(("01 query selection: via slider", *time_calls(lambda a: setattr(slider, "value", a), angles)))
+    rows.append(
+        (
+            "01 query selection: via slider",
+            *time_calls(lambda a: setattr(slider, "value", a), angles),
+        )
+    )
     # chapter 00: temperature slider -> softmax bars (HTML text)
     temps = [(10 ** (-1 + 2 * ((i * 0.37) % 1)),) for i in range(calls)]
     scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
-    rows.append(("00 temperature bars: temperature_bars", *time_calls(lambda t: temperature_bars(scores, t), temps)))
+    rows.append(
+        (
+            "00 temperature bars: temperature_bars",
+            *time_calls(lambda t: temperature_bars(scores, t), temps),
+        )
+    )
     # chapter 02: model, example, step -> the alignment row of a precomputed greedy decoding
-    from attncourse.seq2seq import DecodingPlot, decoding_traces, decoding_widget_update, load_chapter_models
-    from attncourse.seq2seq_data import make_batch
+    from attncourse.chapters.ch02_seq2seq_bottleneck import (
+        DecodingPlot,
+        decoding_traces,
+        decoding_widget_update,
+        load_chapter_models,
+        make_batch,
+    )
 
     chapter_models = load_chapter_models(names=["none", "additive", "local-m"])
     sources, _ = make_batch("copy", 4, 16, 20, torch.Generator().manual_seed(0))
     traces = decoding_traces(chapter_models, "copy", sources)
     decoding_plot = DecodingPlot(16)
     settings = [(("none", "additive", "local-m")[i % 3], i % 4, (i * 5) % 16) for i in range(calls)]
-    rows.append(("02 seq2seq decoding: decoding_widget_update",
-                 *time_calls(lambda *a: decoding_widget_update(decoding_plot, traces, *a), settings)))
-    # chapter 03: scores pattern, temperature, d_k, n -> distribution, entropy with bounds, Jacobian norm
-    from attncourse.temperature import PATTERNS, EntropyPlot, entropy_widget_update
+    rows.append(
+        (
+            "02 seq2seq decoding: decoding_widget_update",
+            *time_calls(lambda *a: decoding_widget_update(decoding_plot, traces, *a), settings),
+        )
+    )
+    # chapter 03: scores pattern, temperature, d_k, n -> distribution, entropy with bounds,
+    # Jacobian norm
+    from attncourse.chapters.ch03_entropy_and_temperature import (
+        PATTERNS,
+        EntropyPlot,
+        entropy_widget_update,
+    )
 
     entropy_plot = EntropyPlot()
-    settings = [(PATTERNS[i % len(PATTERNS)], 10 ** (-1 + 2 * ((i * 0.37) % 1)), 2 ** (2 + i % 8), 4 + i % 29)
-                for i in range(calls)]
-    rows.append(("03 entropy and temperature: entropy_widget_update",
-                 *time_calls(lambda *a: entropy_widget_update(entropy_plot, *a), settings)))
-    # chapter 04: spectral radius, nonlinearity, length -> gradient norm vs distance, RNN and attention
-    from attncourse.gradient_paths import GradientPathPlot, gradient_widget_update
+    settings = [
+        (
+            PATTERNS[i % len(PATTERNS)],
+            10 ** (-1 + 2 * ((i * 0.37) % 1)),
+            2 ** (2 + i % 8),
+            4 + i % 29,
+        )
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "03 entropy and temperature: entropy_widget_update",
+            *time_calls(lambda *a: entropy_widget_update(entropy_plot, *a), settings),
+        )
+    )
+    # chapter 04: spectral radius, nonlinearity, length -> gradient norm vs distance,
+    # RNN and attention
+    from attncourse.chapters.ch04_gradient_paths import GradientPathPlot, gradient_widget_update
 
     gradient_plot = GradientPathPlot()
-    settings = [(0.5 + (i * 0.013) % 1.0, ("tanh", "linear")[i % 2], 20 + (i * 7) % 180) for i in range(calls)]
-    rows.append(("04 gradient paths: gradient_widget_update",
-                 *time_calls(lambda *a: gradient_widget_update(gradient_plot, *a), settings)))
-    # chapter 08: layer kind, depth, normalization, gate bias -> per-layer statistics of a fresh stack
-    from attncourse.depth import KINDS, NORMS, DepthPlot, depth_widget_update
+    settings = [
+        (0.5 + (i * 0.013) % 1.0, ("tanh", "linear")[i % 2], 20 + (i * 7) % 180)
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "04 gradient paths: gradient_widget_update",
+            *time_calls(lambda *a: gradient_widget_update(gradient_plot, *a), settings),
+        )
+    )
+    # chapter 08: layer kind, depth, normalization, gate bias -> per-layer statistics of a
+    # fresh stack
+    from attncourse.chapters.ch08_residual_highway_normalization import (
+        LAYER_KINDS,
+        NORM_TYPES,
+        DepthPlot,
+        depth_widget_update,
+    )
 
     depth_plot = DepthPlot()
-    settings = [(KINDS[i % 3], 1 + (i * 37) % 100, NORMS[(i // 3) % 4], -6.0 + (i % 7)) for i in range(calls)]
-    rows.append(("08 residual, highway, norm: depth_widget_update",
-                 *time_calls(lambda *a: depth_widget_update(depth_plot, *a), settings)))
-    # chapter 09: placement, depth, lr, warm-up -> curves of a precomputed run (stand-in curves here:
-    # the update's cost does not depend on their values)
+    settings = [
+        (LAYER_KINDS[i % 3], 1 + (i * 37) % 100, NORM_TYPES[(i // 3) % 4], -6.0 + (i % 7))
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "08 residual, highway, norm: depth_widget_update",
+            *time_calls(lambda *a: depth_widget_update(depth_plot, *a), settings),
+        )
+    )
+    # chapter 09: placement, depth, lr, warm-up -> curves of a precomputed run
+    # (stand-in curves here: the update's cost does not depend on their values)
     import numpy as np
 
-    from attncourse.stability import Run, StabilityPlot, stability_widget_update
+    from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
+        Run,
+        StabilityPlot,
+        stability_widget_update,
+    )
 
     rng = np.random.default_rng(0)
-    grid = [(norm, depth, lr, warm) for norm in ("post", "pre", "deepnorm") for depth in (2, 6)
-            for lr in (1e-3, 1e-2) for warm in (0, 50)]
+    grid = [
+        (norm, depth, lr, warm)
+        for norm in ("post", "pre", "deepnorm")
+        for depth in (2, 6)
+        for lr in (1e-3, 1e-2)
+        for warm in (0, 50)
+    ]
     runs = {key: [Run(*key, 0, rng.random(150) * 3, rng.random(150))] for key in grid}
     stability_plot = StabilityPlot(runs)
     cells = [grid[i % len(grid)] for i in range(calls)]
-    settings = [(("all", norm)[i % 2], depth, lr, warm) for i, (norm, depth, lr, warm) in enumerate(cells)]
-    rows.append(("09 Pre-LN vs Post-LN: stability_widget_update",
-                 *time_calls(lambda *a: stability_widget_update(stability_plot, *a), settings)))
+    settings = [
+        (("all", norm)[i % 2], depth, lr, warm) for i, (norm, depth, lr, warm) in enumerate(cells)
+    ]
+    rows.append(
+        (
+            "09 Pre-LN vs Post-LN: stability_widget_update",
+            *time_calls(lambda *a: stability_widget_update(stability_plot, *a), settings),
+        )
+    )
     return rows, first_ms
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("prefixes", nargs="*", help="only notebooks whose file name starts with one of these")
+    parser.add_argument(
+        "prefixes", nargs="*", help="only notebooks whose file name starts with one of these"
+    )
     parser.add_argument("--widgets-only", action="store_true", help="time the widgets only")
-    parser.add_argument("--calls", type=int, default=200, help="widget updates to time (default 200)")
+    parser.add_argument(
+        "--calls", type=int, default=200, help="widget updates to time (default 200)"
+    )
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     args = parser.parse_args()
 
@@ -151,7 +248,9 @@ def main() -> int:
     sep = " | " if md else "  "
 
     def line(*cells, widths):
-        text = sep.join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
+        text = sep.join(
+            f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths))
+        )
         return f"| {text} |" if md else text
 
     if not args.widgets_only:
@@ -166,8 +265,16 @@ def main() -> int:
             seconds = time_notebook(path)
             ok = seconds <= NOTEBOOK_BUDGET_S
             over += [] if ok else [path.name]
-            print(line(path.name, f"{seconds:.1f}", f"{NOTEBOOK_BUDGET_S:.0f}", "ok" if ok else "OVER", widths=widths),
-                  flush=True)
+            print(
+                line(
+                    path.name,
+                    f"{seconds:.1f}",
+                    f"{NOTEBOOK_BUDGET_S:.0f}",
+                    "ok" if ok else "OVER",
+                    widths=widths,
+                ),
+                flush=True,
+            )
         print()
 
     rows, first_ms = widget_rows(args.calls)
@@ -178,10 +285,22 @@ def main() -> int:
     for name, median, p95, n in rows:
         ok = median <= WIDGET_BUDGET_MS
         over += [] if ok else [name]
-        print(line(name, f"{median:.1f}", f"{p95:.1f}", str(n), f"{WIDGET_BUDGET_MS:.0f}", "ok" if ok else "OVER",
-                   widths=widths))
-    print(f"\n(first chapter-01 update, which draws and caches the static background: {first_ms:.0f} ms; "
-          f"torch threads {THREADS}, matplotlib backend Agg, {os.cpu_count()} CPU cores)")
+        print(
+            line(
+                name,
+                f"{median:.1f}",
+                f"{p95:.1f}",
+                str(n),
+                f"{WIDGET_BUDGET_MS:.0f}",
+                "ok" if ok else "OVER",
+                widths=widths,
+            )
+        )
+    print(
+        "\n(first chapter-01 update, which draws and caches the static background: "
+        f"{first_ms:.0f} ms; "
+        f"torch threads {THREADS}, matplotlib backend Agg, {os.cpu_count()} CPU cores)"
+    )
     if over:
         print("over budget:", ", ".join(over))
         return 1

@@ -40,9 +40,9 @@ import matplotlib
 import numpy as np
 import torch
 
-from attncourse.attention import scaled_dot_product_attention, softmax
-from attncourse.exercises import Case, check_function
-from attncourse.viz import temperature_bars
+from attncourse.attention import scaled_dot_product_attention
+from attncourse.chapters.ch00_how_to_use import temperature_bars
+from attncourse.exercises.engine import Case, check_function
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -78,9 +78,13 @@ for package in ("torch", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "tqd
     same = wanted is None or installed.split("+")[0] == wanted
     problems += [] if same else [package]
     print(f"{package:11s} {installed:12s} {'✓' if same else f'≠ pinned {wanted}'}")
-print(f"torch threads: {torch.get_num_threads()} (the course uses 2),  CPU cores: {os.cpu_count()},  "
-      f"machine: {platform.machine()} {platform.processor() or ''}".rstrip())
-print(f"matplotlib backend: {matplotlib.get_backend()},  CUDA available: {torch.cuda.is_available()} (not needed)")
+print(
+    f"torch threads: {torch.get_num_threads()} (the course uses 2),  CPU cores: {os.cpu_count()},  "
+    f"machine: {platform.machine()} {platform.processor() or ''}".rstrip()
+)
+print(
+    f"matplotlib backend: {matplotlib.get_backend()},  CUDA available: {torch.cuda.is_available()} (not needed)"
+)
 print("environment ✓" if not problems else f"⚠ differs from the pins: {', '.join(problems)}")
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 
@@ -143,7 +147,7 @@ print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), to
 # A widget is a slider (or checkbox) wired to a plain function; moving it recomputes and redraws
 # at once (every widget of the course answers in under 100 ms on a laptop CPU). Try it: the
 # slider sets a *temperature* that divides four fixed scores before the softmax. Behind the slider
-# is the plain function `attncourse.viz.temperature_bars`, which the tests and benchmarks call too.
+# is the plain function `attncourse.chapters.ch00_how_to_use.temperature_bars`, which the tests and benchmarks call too.
 #
 # If you see text like `VBox(children=...)` instead of a slider, the notebook front end cannot
 # show widgets: use JupyterLab ≥ 4 or Notebook ≥ 7 with `ipywidgets` 8 installed (the course's
@@ -154,11 +158,15 @@ print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), to
 # NBVAL_IGNORE_OUTPUT
 scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
 readout = widgets.HTML()
-temperature = widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05, description="temperature")
+temperature = widgets.FloatLogSlider(
+    value=1.0, base=10, min=-1, max=1, step=0.05, description="temperature"
+)
 
 
 def show(_change=None):
-    readout.value = temperature_bars(scores, temperature.value)  # softmax(scores / temperature) as bars
+    readout.value = temperature_bars(
+        scores, temperature.value
+    )  # softmax(scores / temperature) as bars
 
 
 temperature.observe(show, names="value")
@@ -191,6 +199,7 @@ widgets.VBox([temperature, readout])
 # **Try it now** with a 1-point demo. Uniform attention — every weight 1/S — returns the plain mean
 # of the values. Complete `uniform_attention` and run the check cell below it.
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch00_demo", "locked": false, "schema_version": 3, "solution": true}
 def uniform_attention(values):
     """values (S, d) -> (d,): the output of attention with all S weights equal to 1/S."""
@@ -209,9 +218,14 @@ def check_uniform_attention(fn, seed=0):
         Case("float64 values", (torch.randn(6, 2, generator=g, dtype=torch.float64),)),
     ]
     diagnoses = [
-        ("summed the values: divide by their number S (each weight is 1/S)", lambda v: v.sum(dim=0)),
-        ("averaged over the wrong axis: average the rows (dim=0), one output of size d",
-         lambda v: v.mean(dim=1) if v.shape[1] > 1 else None),
+        (
+            "summed the values: divide by their number S (each weight is 1/S)",
+            lambda v: v.sum(dim=0),
+        ),
+        (
+            "averaged over the wrong axis: average the rows (dim=0), one output of size d",
+            lambda v: v.mean(dim=1) if v.shape[1] > 1 else None,
+        ),
     ]
     check_function(fn, lambda v: v.mean(dim=0), cases, diagnoses=diagnoses)
 
@@ -220,14 +234,17 @@ check_uniform_attention(uniform_attention)
 ### BEGIN HIDDEN TESTS
 _v = torch.arange(12.0).reshape(4, 3)
 assert torch.allclose(uniform_attention(_v), torch.tensor([4.5, 5.5, 6.5])), "mean of the rows"
-assert torch.allclose(uniform_attention(_v), scaled_dot_product_attention(torch.zeros(1, 3), torch.zeros(4, 3), _v)[0][0]), \
-    "uniform attention = attention with equal scores"
+assert torch.allclose(
+    uniform_attention(_v),
+    scaled_dot_product_attention(torch.zeros(1, 3), torch.zeros(4, 3), _v)[0][0],
+), "uniform attention = attention with equal scores"
 check_uniform_attention(uniform_attention, seed=7)
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # And this is what feedback looks like for a wrong answer — here a function that sums instead of
 # averaging (the cell catches the `AssertionError` to print it):
+
 
 # %%
 def summing_attention(values):

@@ -44,15 +44,7 @@ import numpy as np
 import torch
 
 from attncourse.attention import MultiHeadAttention, scaled_dot_product_attention, softmax
-from attncourse.masks import causal_mask
-from attncourse.metrics import (
-    attention_entropy,
-    co_information,
-    effective_support,
-    entropy,
-    mutual_information,
-)
-from attncourse.viz import (
+from attncourse.chapters.ch01_attention_as_selection import (
     COLORS,
     KEY_NAMES,
     KEYS_2D,
@@ -61,7 +53,15 @@ from attncourse.viz import (
     query_selection,
     selection_sweep,
     selection_widget,
-    widget_update,
+    selection_widget_update,
+)
+from attncourse.masks import causal_mask
+from attncourse.metrics import (
+    attention_entropy,
+    co_information,
+    effective_support,
+    entropy,
+    mutual_information,
 )
 
 torch.manual_seed(0)
@@ -87,14 +87,18 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 
 # %%
 # NBVAL_CHECK_OUTPUT
-X = torch.tensor([[1.0, 0.0], [0.0, 2.0], [-1.0, -1.0], [3.0, 1.0]], dtype=torch.float64)  # (n=4, d=2)
+X = torch.tensor(
+    [[1.0, 0.0], [0.0, 2.0], [-1.0, -1.0], [3.0, 1.0]], dtype=torch.float64
+)  # (n=4, d=2)
 for name, alpha in {
     "one-hot on x_2": torch.tensor([0.0, 1.0, 0.0, 0.0]),
     "uniform": torch.full((4,), 0.25),
     "mostly x_4": torch.tensor([0.1, 0.1, 0.1, 0.7]),
 }.items():
     out = alpha.double() @ X  # (d,) = sum_i alpha_i x_i   (Eq. 14.3.1)
-    print(f"{name:15s} alpha={[round(a, 2) for a in alpha.tolist()]}  ->  output={[round(v, 3) for v in out.tolist()]}")
+    print(
+        f"{name:15s} alpha={[round(a, 2) for a in alpha.tolist()]}  ->  output={[round(v, 3) for v in out.tolist()]}"
+    )
 
 # %% [markdown]
 # **Claim check — Def. 14.3.1 ✓.** The package's attention returns exactly `weights @ values`,
@@ -130,7 +134,12 @@ print("500 outputs, 200 directions: all inside the convex hull of the values:", 
 # NBVAL_CHECK_OUTPUT
 s = torch.tensor([2.0, 1.0, 0.1, -3.0], dtype=torch.float64)
 alpha = softmax(s)
-print("alpha           :", [round(a, 4) for a in alpha.tolist()], " sum =", round(float(alpha.sum()), 12))
+print(
+    "alpha           :",
+    [round(a, 4) for a in alpha.tolist()],
+    " sum =",
+    round(float(alpha.sum()), 12),
+)
 print("alpha(s + 1000) :", [round(a, 4) for a in softmax(s + 1000).tolist()])
 naive = torch.exp(s.float() + 1000) / torch.exp(s.float() + 1000).sum()  # no max subtraction
 print("naive exp(s+1000)/sum in float32:", naive.tolist())
@@ -145,6 +154,7 @@ assert torch.allclose(softmax(s + 1000), alpha) and (alpha > 0).all()
 # temperature σ², provided all keys have the same norm** (otherwise each key needs a bias
 # −‖k_i‖²/2σ²). The cell checks both halves.
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def gaussian_posterior(q, keys, sigma):
@@ -154,12 +164,25 @@ def gaussian_posterior(q, keys, sigma):
 
 
 sigma, n, d = 0.7, 5, 3
-keys_equal = torch.nn.functional.normalize(torch.randn(n, d, dtype=torch.float64), dim=-1) * 2  # all norms 2
+keys_equal = (
+    torch.nn.functional.normalize(torch.randn(n, d, dtype=torch.float64), dim=-1) * 2
+)  # all norms 2
 i = torch.randint(n, (1000,))
 queries = keys_equal[i] + sigma * torch.randn(1000, d, dtype=torch.float64)  # (1000, d)
-gap_equal = (gaussian_posterior(queries, keys_equal, sigma) - softmax(queries @ keys_equal.T / sigma**2)).abs().max()
+gap_equal = (
+    (gaussian_posterior(queries, keys_equal, sigma) - softmax(queries @ keys_equal.T / sigma**2))
+    .abs()
+    .max()
+)
 keys_unequal = keys_equal * torch.tensor([[0.5], [1.0], [1.5], [2.0], [1.0]], dtype=torch.float64)
-gap_unequal = (gaussian_posterior(queries, keys_unequal, sigma) - softmax(queries @ keys_unequal.T / sigma**2)).abs().max()
+gap_unequal = (
+    (
+        gaussian_posterior(queries, keys_unequal, sigma)
+        - softmax(queries @ keys_unequal.T / sigma**2)
+    )
+    .abs()
+    .max()
+)
 print(f"equal key norms  : max |posterior - softmax| < 1e-12: {bool(gap_equal < 1e-12)}")
 print(f"unequal key norms: max |posterior - softmax| = {gap_unequal:.2f}")
 assert gap_equal < 1e-12 and gap_unequal > 0.1
@@ -185,12 +208,22 @@ assert gap_equal < 1e-12 and gap_unequal > 0.1
 n = 6
 uniform = torch.full((n,), 1 / n, dtype=torch.float64)
 one_hot = torch.eye(n, dtype=torch.float64)[2]
-print(f"uniform : H = {float(attention_entropy(uniform)):.4f}  (log {n} = {math.log(n):.4f}),  e^H = {float(effective_support(uniform)):.2f}")
-print(f"one-hot : H = {float(attention_entropy(one_hot)):.4f},  e^H = {float(effective_support(one_hot)):.2f}")
-w = torch.distributions.Dirichlet(torch.full((n,), 0.5, dtype=torch.float64)).sample((100_000,))  # (100000, n)
+print(
+    f"uniform : H = {float(attention_entropy(uniform)):.4f}  (log {n} = {math.log(n):.4f}),  e^H = {float(effective_support(uniform)):.2f}"
+)
+print(
+    f"one-hot : H = {float(attention_entropy(one_hot)):.4f},  e^H = {float(effective_support(one_hot)):.2f}"
+)
+w = torch.distributions.Dirichlet(torch.full((n,), 0.5, dtype=torch.float64)).sample(
+    (100_000,)
+)  # (100000, n)
 h, p_max = attention_entropy(w), w.amax(-1)
-fano = -(p_max * p_max.log() + (1 - p_max) * (1 - p_max).clamp_min(1e-300).log()) + (1 - p_max) * math.log(n - 1)
-print(f"100000 random distributions: min H = {float(h.min()):.3f} >= 0, max H = {float(h.max()):.3f} <= log n")
+fano = -(p_max * p_max.log() + (1 - p_max) * (1 - p_max).clamp_min(1e-300).log()) + (
+    1 - p_max
+) * math.log(n - 1)
+print(
+    f"100000 random distributions: min H = {float(h.min()):.3f} >= 0, max H = {float(h.max()):.3f} <= log n"
+)
 assert (h >= 0).all() and (h <= math.log(n)).all()
 assert (h >= -p_max.log() - 1e-12).all()  # H >= -log(max alpha): low entropy forces a large weight
 assert (h <= fano + 1e-12).all()  # Fano: a large weight forces low entropy
@@ -224,8 +257,10 @@ ax[1].semilogy(norms, smallest)
 ax[1].set(xlabel="|q|", ylabel="smallest weight", title="...but no weight reaches 0")
 plt.tight_layout()
 plt.show()
-print(f"|q| = 0: H = {float(H[0]):.4f} = log 6;  |q| = 12: H = {float(H[-1]):.4f}, e^H = {math.exp(H[-1]):.3f}, "
-      f"smallest weight = {float(smallest[-1]):.1e} > 0")
+print(
+    f"|q| = 0: H = {float(H[0]):.4f} = log 6;  |q| = 12: H = {float(H[-1]):.4f}, e^H = {math.exp(H[-1]):.3f}, "
+    f"smallest weight = {float(smallest[-1]):.1e} > 0"
+)
 assert abs(H[0] - math.log(6)) < 1e-12 and (smallest > 0).all() and (H.diff() <= 1e-12).all()
 
 # %% [markdown]
@@ -258,7 +293,10 @@ scores = q[0] @ k[0].T  # (T, T)
 print("weights unchanged when the values change      :", torch.equal(w, w_other_values))
 print("output doubles when the values double         :", torch.allclose(out_2v, 2 * out))
 print("scores symmetric with W_Q != W_K               :", torch.allclose(scores, scores.T))
-print("scores symmetric with W_Q == W_K (k used as q) :", torch.allclose(k[0] @ k[0].T, (k[0] @ k[0].T).T))
+print(
+    "scores symmetric with W_Q == W_K (k used as q) :",
+    torch.allclose(k[0] @ k[0].T, (k[0] @ k[0].T).T),
+)
 
 # %% [markdown]
 # **Claim check — Def. 14.3.3 ✓** as a description of the computation: the package's
@@ -298,11 +336,20 @@ for seed in (0, 1):
         ratio = float((a * b).sum(-1).var() / d_k)  # var(q.k) / d_k
         Q, K = torch.randn(200, d_k, generator=g), torch.randn(64, d_k, generator=g)
         raw, scaled = softmax(Q @ K.T), softmax(Q @ K.T / math.sqrt(d_k))  # (200, 64) each
-        rows[seed, d_k] = (ratio, float(raw.amax(-1).mean()), float(attention_entropy(raw).mean()),
-                           float(scaled.amax(-1).mean()), float(attention_entropy(scaled).mean()))
-print(f"{'seed':>4} {'d_k':>4} {'var/d_k':>8} | {'unscaled: max w':>15} {'H':>5} | {'scaled: max w':>13} {'H':>5}")
+        rows[seed, d_k] = (
+            ratio,
+            float(raw.amax(-1).mean()),
+            float(attention_entropy(raw).mean()),
+            float(scaled.amax(-1).mean()),
+            float(attention_entropy(scaled).mean()),
+        )
+print(
+    f"{'seed':>4} {'d_k':>4} {'var/d_k':>8} | {'unscaled: max w':>15} {'H':>5} | {'scaled: max w':>13} {'H':>5}"
+)
 for (seed, d_k), (ratio, m_raw, h_raw, m_sc, h_sc) in rows.items():
-    print(f"{seed:>4} {d_k:>4} {ratio:>8.2f} | {m_raw:>15.2f} {h_raw:>5.2f} | {m_sc:>13.2f} {h_sc:>5.2f}")
+    print(
+        f"{seed:>4} {d_k:>4} {ratio:>8.2f} | {m_raw:>15.2f} {h_raw:>5.2f} | {m_sc:>13.2f} {h_sc:>5.2f}"
+    )
 print(f"log 64 = {math.log(64):.2f}")
 for (seed, d_k), (ratio, m_raw, h_raw, m_sc, h_sc) in rows.items():
     assert 0.9 <= ratio <= 1.1, "var(q.k) should be d_k"
@@ -314,10 +361,22 @@ for (seed, d_k), (ratio, m_raw, h_raw, m_sc, h_sc) in rows.items():
 fig, ax = plt.subplots(1, 2, figsize=(9, 3))
 ax[0].plot(dims, [rows[0, d][0] for d in dims], "o-")
 ax[0].axhline(1, ls="--", c="k", lw=1)
-ax[0].set(xscale="log", ylim=(0, 1.5), xlabel="d_k", ylabel="var(q·k) / d_k", title="Vaswani et al., footnote 4")
+ax[0].set(
+    xscale="log",
+    ylim=(0, 1.5),
+    xlabel="d_k",
+    ylabel="var(q·k) / d_k",
+    title="Vaswani et al., footnote 4",
+)
 ax[1].plot(dims, [rows[0, d][1] for d in dims], "o-", label="unscaled q·k")
 ax[1].plot(dims, [rows[0, d][3] for d in dims], "s-", label="scaled q·k/√d_k")
-ax[1].set(xscale="log", ylim=(0, 1), xlabel="d_k", ylabel="mean largest weight (64 keys)", title="saturation")
+ax[1].set(
+    xscale="log",
+    ylim=(0, 1),
+    xlabel="d_k",
+    ylabel="mean largest weight (64 keys)",
+    title="saturation",
+)
 ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -346,15 +405,22 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 for p_same in (0.9, 0.1):
-    joint = torch.tensor([[p_same / 2, (1 - p_same) / 2], [(1 - p_same) / 2, p_same / 2]], dtype=torch.float64)
+    joint = torch.tensor(
+        [[p_same / 2, (1 - p_same) / 2], [(1 - p_same) / 2, p_same / 2]], dtype=torch.float64
+    )
     values_pm = torch.tensor([-1.0, 1.0], dtype=torch.float64)
     e_qk = float(values_pm @ joint @ values_pm)  # E[q k] over the joint table p(q, k)
-    print(f"P(k = q) = {p_same}:  E[q k] = {e_qk:+.3f}   I(q; k) = {mutual_information(joint, 0, 1):.3f} bits")
+    print(
+        f"P(k = q) = {p_same}:  E[q k] = {e_qk:+.3f}   I(q; k) = {mutual_information(joint, 0, 1):.3f} bits"
+    )
 rho = torch.linspace(-0.95, 0.95, 5, dtype=torch.float64)
 d = 16
 print("Gaussian, d = 16:  rho      :", [round(r, 2) for r in rho.tolist()])
 print("                   E[q.k]   :", [round(r, 2) for r in (d * rho).tolist()])
-print("                   I (nats) :", [round(r, 2) for r in (d / 2 * torch.log(1 / (1 - rho**2))).tolist()])
+print(
+    "                   I (nats) :",
+    [round(r, 2) for r in (d / 2 * torch.log(1 / (1 - rho**2))).tolist()],
+)
 
 # pointwise mutual information = score up to a per-query constant; its alpha-average = log n - H >= 0
 s = torch.tensor([1.5, -0.3, 0.2, -2.0, 0.9], dtype=torch.float64)
@@ -389,11 +455,18 @@ fig, ax = plt.subplots(1, 2, figsize=(10, 3))
 for a_i, norm in enumerate((1.0, 5.0)):
     W, _, _ = selection_sweep(angles, norm)  # (360, 6)
     ax[a_i].stackplot(angles, W.T, labels=KEY_NAMES, colors=COLORS)
-    ax[a_i].set(xlim=(-180, 180), ylim=(0, 1), xlabel="query angle (degrees)", ylabel="weights (stacked)",
-                title=f"|q| = {norm}")
+    ax[a_i].set(
+        xlim=(-180, 180),
+        ylim=(0, 1),
+        xlabel="query angle (degrees)",
+        ylabel="weights (stacked)",
+        title=f"|q| = {norm}",
+    )
     winners = sorted({KEY_NAMES[j] for j in W.argmax(-1).tolist()})
-    print(f"|q| = {norm}: keys that ever get the largest weight: {winners};  "
-          f"min weight of F = {float(W[:, 5].min()):.2e}")
+    print(
+        f"|q| = {norm}: keys that ever get the largest weight: {winners};  "
+        f"min weight of F = {float(W[:, 5].min()):.2e}"
+    )
     assert "F" not in winners
 ax[1].legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 plt.tight_layout()
@@ -433,7 +506,7 @@ print("rank of the output     :", int(torch.linalg.matrix_rank(out1)), "(<= d_v 
 # 5. Point between two keys: the star moves along the segment between their values.
 #
 # Behind the widget are two plain functions, `query_selection` (the numbers) and
-# `widget_update` (numbers + redraw); the tests and `benchmarks/notebooks.py` call them.
+# `selection_widget_update` (numbers + redraw); the tests and `benchmarks/notebooks.py` call them.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -448,15 +521,17 @@ snapshot = SelectionPlot(pyplot=True)
 snapshot.update(query_selection(35.0, 3.0))
 plt.show()
 timing_plot = SelectionPlot()
-widget_update(timing_plot, 0.0, 1.0)  # first draw caches the static background
+selection_widget_update(timing_plot, 0.0, 1.0)  # first draw caches the static background
 times = []
 for step in range(30):
     start = time.perf_counter()
-    widget_update(timing_plot, -180.0 + 12 * step, 0.5 + (step % 6))
+    selection_widget_update(timing_plot, -180.0 + 12 * step, 0.5 + (step % 6))
     times.append(time.perf_counter() - start)
 median_ms = 1000 * float(np.median(times))
-print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 30 moves "
-      f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)")
+print(
+    f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 30 moves "
+    f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
+)
 
 # %% [markdown]
 # ## 8. How many dimensions does selection need? (Thm. 14.3.1)
@@ -482,6 +557,7 @@ print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms ov
 # > **Glossary** · lower bound 下界 · sign code 符号编码 · precision 精度 · lossless 无损 ·
 # > key dimension 键维度 d_k · value dimension 值维度 d_v
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def circle_keys(n):
@@ -492,27 +568,38 @@ def circle_keys(n):
 n = 64
 keys = circle_keys(n)
 w = softmax(1e4 * keys @ keys.T / math.sqrt(2))  # row j: query 1e4 * k_j   (n, n)
-print(f"d_k = 2, n = {n} (log2 n = {math.log2(n):.0f}): every key selected by its own query:",
-      bool((w.argmax(-1) == torch.arange(n)).all()), f"  smallest selected weight = {float(w.diagonal().min()):.4f}")
+print(
+    f"d_k = 2, n = {n} (log2 n = {math.log2(n):.0f}): every key selected by its own query:",
+    bool((w.argmax(-1) == torch.arange(n)).all()),
+    f"  smallest selected weight = {float(w.diagonal().min()):.4f}",
+)
 assert (w.argmax(-1) == torch.arange(n)).all() and w.diagonal().min() > 0.99
 
-cube = torch.tensor([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)], dtype=torch.float64)
+cube = torch.tensor(
+    [[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)], dtype=torch.float64
+)
 w_cube = softmax(20 * cube @ cube.T / math.sqrt(3))  # (8, 8)
-print("sign keys, d_k = 3: all 2^3 = 8 corners selectable:", bool((w_cube.argmax(-1) == torch.arange(8)).all()),
-      f" (smallest selected weight {float(w_cube.diagonal().min()):.4f})")
+print(
+    "sign keys, d_k = 3: all 2^3 = 8 corners selectable:",
+    bool((w_cube.argmax(-1) == torch.arange(8)).all()),
+    f" (smallest selected weight {float(w_cube.diagonal().min()):.4f})",
+)
 
 k_line = torch.randn(10, 1, dtype=torch.float64)  # d_k = 1, n = 10
-sweep = torch.linspace(-50, 50, 1001, dtype=torch.float64)[:, None]
+# 1000 queries from -50 to 50; q = 0 is not among them: there all ten scores tie
+sweep = torch.linspace(-50, 50, 1000, dtype=torch.float64)[:, None]
 winners = torch.unique((sweep @ k_line.T).argmax(-1))
-print(f"d_k = 1, n = 10: keys that any query selects: {winners.numel()}")
-assert winners.numel() <= 2
+print(f"d_k = 1, n = 10: keys that any query q != 0 selects: {winners.numel()}")
+assert winners.tolist() == sorted({int(k_line.argmax()), int(k_line.argmin())})
 
 
 def norm_needed(n, target=0.9):
     """Smallest |q| on a fine log grid for which the query |q| * k_0 gives key 0 a weight >= target."""
     keys = circle_keys(n)
     betas = torch.logspace(0, 6, 6001, dtype=torch.float64)  # candidate |q|, steps of 0.23 %
-    w0 = softmax(betas[:, None] * (keys @ keys[0])[None] / math.sqrt(2))[:, 0]  # (6001,) weight of key 0
+    w0 = softmax(betas[:, None] * (keys @ keys[0])[None] / math.sqrt(2))[
+        :, 0
+    ]  # (6001,) weight of key 0
     return float(betas[int((w0 >= target).nonzero()[0])])
 
 
@@ -542,10 +629,14 @@ values = torch.arange(n, dtype=torch.float64)[:, None]  # (256, 1): d_v = 1, v_j
 sent = torch.arange(n)
 out, _ = scaled_dot_product_attention(1e5 * keys[sent], keys, values)  # (256, 1)
 received = out[:, 0].round().long()
-print(f"256 symbols (8 bits) through d_k = 2, d_v = 1: all recovered exactly: {bool((received == sent).all())}")
+print(
+    f"256 symbols (8 bits) through d_k = 2, d_v = 1: all recovered exactly: {bool((received == sent).all())}"
+)
 same = torch.eye(n, dtype=torch.float64) / n  # p(x, y) with Y = X uniform on 256 symbols
-print(f"H(Y | X) = H(X, Y) - H(X) = {entropy(same) - entropy(same, dims=0):.1f} bits,  "
-      f"I(X; Y) = {mutual_information(same, 0, 1):.1f} bits")
+print(
+    f"H(Y | X) = H(X, Y) - H(X) = {entropy(same) - entropy(same, dims=0):.1f} bits,  "
+    f"I(X; Y) = {mutual_information(same, 0, 1):.1f} bits"
+)
 assert (received == sent).all()
 
 # %% [markdown]
@@ -583,7 +674,9 @@ assert mutual_information(joint, 0, 1) < math.log2(5)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-x_pos = torch.tensor([0.0, 0.05, 0.1, 3.0], dtype=torch.float64)  # three near-duplicates and one distinct input
+x_pos = torch.tensor(
+    [0.0, 0.05, 0.1, 3.0], dtype=torch.float64
+)  # three near-duplicates and one distinct input
 dist = (x_pos[:, None] - x_pos[None]).abs()  # d(x_i, x_j)   (4, 4)
 
 
@@ -603,10 +696,16 @@ results = {}
 for lam in (0.0, 1.0):
     for direction, sign in (("minimised", 1.0), ("maximised", -1.0)):
         a = results[lam, direction] = optimise(lam, sign)
-        print(f"lambda = {lam}, L {direction}: alpha = {[round(v, 3) for v in a.tolist()]}, "
-              f"H = {float(attention_entropy(a)):.3f}")
-assert all(float(results[lam, "minimised"].max()) > 0.99 for lam in (0.0, 1.0))  # a loss collapses to one input
-assert float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3]) + 0.1  # the distinct input gains
+        print(
+            f"lambda = {lam}, L {direction}: alpha = {[round(v, 3) for v in a.tolist()]}, "
+            f"H = {float(attention_entropy(a)):.3f}"
+        )
+assert all(
+    float(results[lam, "minimised"].max()) > 0.99 for lam in (0.0, 1.0)
+)  # a loss collapses to one input
+assert (
+    float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3]) + 0.1
+)  # the distinct input gains
 
 # %% [markdown]
 # ## 10. Diversity and redundancy (Lemma 14.3.5, Eq. 14.3.7)
@@ -629,6 +728,7 @@ assert float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3])
 # > **Glossary** · redundancy 冗余 · synergy 协同 · chain rule 链式法则 ·
 # > co-information 交互信息 · subadditivity 次可加性 · XOR 异或
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def joint_table(rule):
@@ -641,16 +741,26 @@ def joint_table(rule):
 
 
 print(f"{'y =':10s} {'I(X1;Y)':>8} {'I(X2;Y)':>8} {'sum':>6} {'I(X1,X2;Y)':>11} {'co-info':>8}")
-for name, rule in (("x1 XOR x2", lambda a, b: a ^ b), ("x1 AND x2", lambda a, b: a & b), ("x1", lambda a, b: a)):
+for name, rule in (
+    ("x1 XOR x2", lambda a, b: a ^ b),
+    ("x1 AND x2", lambda a, b: a & b),
+    ("x1", lambda a, b: a),
+):
     p = joint_table(rule)
-    i1, i2, i12 = mutual_information(p, 0, 2), mutual_information(p, 1, 2), mutual_information(p, (0, 1), 2)
+    i1, i2, i12 = (
+        mutual_information(p, 0, 2),
+        mutual_information(p, 1, 2),
+        mutual_information(p, (0, 1), 2),
+    )
     co = co_information(p, 0, 1, 2)
     print(f"{name:10s} {i1:8.3f} {i2:8.3f} {i1 + i2:6.3f} {i12:11.3f} {co:8.3f}")
     assert abs(i12 - (i1 + i2 - co)) < 1e-12  # the chain rule holds exactly
 copy = torch.zeros(2, 2, 2, dtype=torch.float64)
 copy[0, 0, 0] = copy[1, 1, 1] = 0.5  # x1 = x2 = y: pure redundancy
-print(f"{'x1=x2=y':10s} {mutual_information(copy, 0, 2):8.3f} {mutual_information(copy, 1, 2):8.3f} "
-      f"{2 * mutual_information(copy, 0, 2):6.3f} {mutual_information(copy, (0, 1), 2):11.3f} {co_information(copy, 0, 1, 2):8.3f}")
+print(
+    f"{'x1=x2=y':10s} {mutual_information(copy, 0, 2):8.3f} {mutual_information(copy, 1, 2):8.3f} "
+    f"{2 * mutual_information(copy, 0, 2):6.3f} {mutual_information(copy, (0, 1), 2):11.3f} {co_information(copy, 0, 1, 2):8.3f}"
+)
 xor = joint_table(lambda a, b: a ^ b)
 assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0, 1), 2) - 1) < 1e-12
 
@@ -688,6 +798,7 @@ assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0,
 # `my_softmax(scores)`: scores of shape (..., n) → weights of the same shape, softmax over the
 # last dimension. It must work for scores like 1000 or −1000 (hint: shift invariance, §2).
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch01_softmax", "locked": false, "schema_version": 3, "solution": true}
 def my_softmax(scores):
     """scores (..., n) -> weights (..., n): exp(s_i) / sum_j exp(s_j) over the last dim."""
@@ -699,16 +810,18 @@ def my_softmax(scores):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch01_softmax_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises import check_softmax
+from attncourse.exercises.ch01 import check_softmax
 
 check_softmax(my_softmax)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
+import attncourse.exercises.ch01 as ex
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)  # fresh copies: a patched check or guard does not count
+engine = importlib.reload(engine)
 ex = importlib.reload(ex)
 ex.check_softmax(my_softmax, seed=11)
 _g = torch.Generator().manual_seed(101)
@@ -716,16 +829,23 @@ _s = torch.randn(3, 4, 7, generator=_g, dtype=torch.float64) * 5
 with guard.forbidden_builtins():
     _w = my_softmax(_s.clone())
 _e = torch.exp(_s - _s.max(-1, keepdim=True).values)
-assert torch.allclose(_w, _e / _e.sum(-1, keepdim=True)), "softmax differs from exp(s)/sum exp(s) on random input"
+assert torch.allclose(_w, _e / _e.sum(-1, keepdim=True)), (
+    "softmax differs from exp(s)/sum exp(s) on random input"
+)
 _w = my_softmax(torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]]))
-assert torch.isfinite(_w).all() and torch.allclose(_w[1], torch.full((3,), 1 / 3)), "large or very negative scores"
-assert torch.allclose(my_softmax(torch.tensor([[0.0, math.log(3.0)]])), torch.tensor([[0.25, 0.75]]))
+assert torch.isfinite(_w).all() and torch.allclose(_w[1], torch.full((3,), 1 / 3)), (
+    "large or very negative scores"
+)
+assert torch.allclose(
+    my_softmax(torch.tensor([[0.0, math.log(3.0)]])), torch.tensor([[0.25, 0.75]])
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### Exercise 2 (1 point) — attention as a weighted average, Eq. (14.3.1)
 # `my_weighted_average(weights, values)`: weights (T, S), one distribution per row, and values
 # (S, d) → outputs (T, d), row t being Σ_s weights[t, s] · values[s].
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch01_weighted_average", "locked": false, "schema_version": 3, "solution": true}
 def my_weighted_average(weights, values):
@@ -736,20 +856,26 @@ def my_weighted_average(weights, values):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch01_weighted_average_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-from attncourse.exercises import check_weighted_average
+from attncourse.exercises.ch01 import check_weighted_average
 
 check_weighted_average(my_weighted_average)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
+import attncourse.exercises.ch01 as ex
+import attncourse.exercises.engine as engine
 
+engine = importlib.reload(engine)
 ex = importlib.reload(ex)
 ex.check_weighted_average(my_weighted_average, seed=12)
 _g = torch.Generator().manual_seed(202)
 _v = torch.randn(6, 3, generator=_g, dtype=torch.float64)
-assert torch.allclose(my_weighted_average(torch.eye(6, dtype=torch.float64)[[4, 1]], _v), _v[[4, 1]]), "one-hot rows must copy a value"
-assert torch.allclose(my_weighted_average(torch.full((2, 6), 1 / 6, dtype=torch.float64), _v), _v.mean(0).expand(2, 3)), "uniform rows must give the mean"
+assert torch.allclose(
+    my_weighted_average(torch.eye(6, dtype=torch.float64)[[4, 1]], _v), _v[[4, 1]]
+), "one-hot rows must copy a value"
+assert torch.allclose(
+    my_weighted_average(torch.full((2, 6), 1 / 6, dtype=torch.float64), _v), _v.mean(0).expand(2, 3)
+), "uniform rows must give the mean"
 _w = torch.rand(5, 6, generator=_g, dtype=torch.float64)
 _w = _w / _w.sum(-1, keepdim=True)
 assert torch.allclose(my_weighted_average(_w, _v), torch.einsum("ts,sd->td", _w, _v))
@@ -760,6 +886,7 @@ assert torch.allclose(my_weighted_average(_w, _v), torch.einsum("ts,sd->td", _w,
 # `my_scaled_scores(q, k)`: queries (T, d_k) and keys (S, d_k) → scores (T, S), entry
 # (t, s) = q_t · k_s / √d_k.
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch01_scaled_scores", "locked": false, "schema_version": 3, "solution": true}
 def my_scaled_scores(q, k):
     """q (T, d_k), k (S, d_k) -> scores (T, S) = q k^T / sqrt(d_k)."""
@@ -769,18 +896,23 @@ def my_scaled_scores(q, k):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch01_scaled_scores_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises import check_scaled_scores
+from attncourse.exercises.ch01 import check_scaled_scores
 
 check_scaled_scores(my_scaled_scores)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
+import attncourse.exercises.ch01 as ex
+import attncourse.exercises.engine as engine
 
+engine = importlib.reload(engine)
 ex = importlib.reload(ex)
 ex.check_scaled_scores(my_scaled_scores, seed=13)
 _g = torch.Generator().manual_seed(303)
-_q, _k = torch.randn(4, 9, generator=_g, dtype=torch.float64), torch.randn(7, 9, generator=_g, dtype=torch.float64)
+_q, _k = (
+    torch.randn(4, 9, generator=_g, dtype=torch.float64),
+    torch.randn(7, 9, generator=_g, dtype=torch.float64),
+)
 _s = my_scaled_scores(_q, _k)
 assert tuple(_s.shape) == (4, 7), "scores must have shape (T, S)"
 assert torch.allclose(_s, torch.einsum("td,sd->ts", _q, _k) / 3.0), "expected q k^T / sqrt(9)"
@@ -793,6 +925,7 @@ assert torch.allclose(my_scaled_scores(_q1, _q1), _q1 @ _q1.T), "d_k = 1: the sc
 # `my_entropy(weights)`: weights (..., n), each slice a distribution → entropies (...) in nats,
 # with 0 · log 0 = 0 (a weight of exactly 0 must not produce `nan`).
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch01_entropy", "locked": false, "schema_version": 3, "solution": true}
 def my_entropy(weights):
     """weights (..., n) -> H (...) = -sum_i w_i log w_i in nats, 0 log 0 = 0."""
@@ -803,24 +936,30 @@ def my_entropy(weights):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch01_entropy_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises import check_entropy
+from attncourse.exercises.ch01 import check_entropy
 
 check_entropy(my_entropy)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
+import attncourse.exercises.ch01 as ex
+import attncourse.exercises.engine as engine
 
+engine = importlib.reload(engine)
 ex = importlib.reload(ex)
 ex.check_entropy(my_entropy, seed=14)
 _u = torch.full((2, 3, 10), 0.1, dtype=torch.float64)
-assert torch.allclose(my_entropy(_u), torch.full((2, 3), math.log(10), dtype=torch.float64)), "uniform over 10: log 10"
+assert torch.allclose(my_entropy(_u), torch.full((2, 3), math.log(10), dtype=torch.float64)), (
+    "uniform over 10: log 10"
+)
 _z = torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]], dtype=torch.float64)
 _h = my_entropy(_z)
 assert torch.isfinite(_h).all(), "a zero weight gave nan: 0 log 0 must count as 0"
 assert torch.allclose(_h, torch.tensor([0.0, math.log(2)], dtype=torch.float64))
 _w = torch.distributions.Dirichlet(torch.ones(5, dtype=torch.float64)).sample((20,))
-assert torch.allclose(my_entropy(_w), -(_w * _w.log()).sum(-1)), "in nats (natural log), summed over the last dim"
+assert torch.allclose(my_entropy(_w), -(_w * _w.log()).sum(-1)), (
+    "in nats (natural log), summed over the last dim"
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -829,6 +968,7 @@ assert torch.allclose(my_entropy(_w), -(_w * _w.log()).sum(-1)), "in nats (natur
 # with **True = may attend** → `(output (T, d_v), weights (T, S))`. Masked keys get weight exactly
 # 0; a query whose keys are **all** masked gets a row of zeros (weights and output), not `nan`.
 # (Hint: the scores of masked keys become −∞; think about what `exp(-inf - (-inf))` is.)
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch01_masked_attention", "locked": false, "schema_version": 3, "solution": true}
 def my_masked_attention(q, k, v, mask):
@@ -846,16 +986,18 @@ def my_masked_attention(q, k, v, mask):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch01_masked_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises import check_masked_attention
+from attncourse.exercises.ch01 import check_masked_attention
 
 check_masked_attention(my_masked_attention)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
+import attncourse.exercises.ch01 as ex
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)  # fresh copies: a patched check or guard does not count
+engine = importlib.reload(engine)
 ex = importlib.reload(ex)
 ex.check_masked_attention(my_masked_attention, seed=15)
 _g = torch.Generator().manual_seed(505)
@@ -867,13 +1009,19 @@ with guard.forbidden_builtins():
 _rs = _q @ _k.T / 2.0
 _ref = torch.softmax(_rs.masked_fill(~_m, float("-inf")), dim=-1)
 _keep = torch.tensor([0, 1, 2, 4])
-assert torch.allclose(_w[_keep], _ref[_keep]), "weights differ from softmax(q k^T / sqrt(d_k)) over the allowed keys"
+assert torch.allclose(_w[_keep], _ref[_keep]), (
+    "weights differ from softmax(q k^T / sqrt(d_k)) over the allowed keys"
+)
 assert torch.allclose(_o[_keep], _ref[_keep] @ _v), "output must be weights @ v"
-assert torch.equal(_w[3], torch.zeros(5, dtype=torch.float64)) and torch.equal(_o[3], torch.zeros(4, dtype=torch.float64)), "a fully masked query needs zero weights and output"
+assert torch.equal(_w[3], torch.zeros(5, dtype=torch.float64)) and torch.equal(
+    _o[3], torch.zeros(4, dtype=torch.float64)
+), "a fully masked query needs zero weights and output"
 assert (_w[~_m] == 0).all(), "masked keys must get weight exactly 0"
 _o2, _w2 = my_masked_attention(_q, _k, _v, torch.ones(5, 5, dtype=torch.bool))
 _o3, _w3 = scaled_dot_product_attention(_q, _k, _v)
-assert torch.allclose(_w2, _w3) and torch.allclose(_o2, _o3), "with nothing masked it is plain scaled dot-product attention"
+assert torch.allclose(_w2, _w3) and torch.allclose(_o2, _o3), (
+    "with nothing masked it is plain scaled dot-product attention"
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]

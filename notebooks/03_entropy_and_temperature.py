@@ -48,9 +48,7 @@ import numpy as np
 import torch
 
 from attncourse.attention import softmax
-from attncourse.majority import majority_batch, train_majority
-from attncourse.metrics import attention_entropy
-from attncourse.temperature import (
+from attncourse.chapters.ch03_entropy_and_temperature import (
     PATTERNS,
     EntropyPlot,
     cosine_temperature,
@@ -67,12 +65,15 @@ from attncourse.temperature import (
     jacobian_spectral,
     kl_to_uniform,
     log_partition,
+    majority_batch,
     score_range,
     score_range_from_weights,
     softmax_jacobian,
     source_cosine_schedule,
+    train_majority,
     zero_temperature_entropy,
 )
+from attncourse.metrics import attention_entropy
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -101,14 +102,21 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # %%
 # NBVAL_CHECK_OUTPUT
 s_equal = torch.full((5,), 2.7, dtype=torch.float64)
-print("equal scores -> alpha =", [round(a, 4) for a in softmax(s_equal).tolist()],
-      f" H = {float(attention_entropy(softmax(s_equal))):.4f} = log 5 = {math.log(5):.4f}")
+print(
+    "equal scores -> alpha =",
+    [round(a, 4) for a in softmax(s_equal).tolist()],
+    f" H = {float(attention_entropy(softmax(s_equal))):.4f} = log 5 = {math.log(5):.4f}",
+)
 s = torch.tensor([1.2, -0.4, 0.3, 2.0, -1.1], dtype=torch.float64)
 alpha = softmax(s)
-print(f"score range Δs = {float(score_range(s)):.4f};  read back from the weights: "
-      f"log(max α / min α) = {float(score_range_from_weights(alpha)):.4f}")
+print(
+    f"score range Δs = {float(score_range(s)):.4f};  read back from the weights: "
+    f"log(max α / min α) = {float(score_range_from_weights(alpha)):.4f}"
+)
 assert torch.allclose(softmax(s_equal), torch.full((5,), 0.2, dtype=torch.float64))
-assert torch.allclose(torch.log(alpha) - torch.log(alpha[0]), s - s[0])  # s_i - s_j = log a_i - log a_j
+assert torch.allclose(
+    torch.log(alpha) - torch.log(alpha[0]), s - s[0]
+)  # s_i - s_j = log a_i - log a_j
 
 # %% [markdown]
 # **Claim check — Def. 14.3.7 and Lemma 14.3.9 ✓**, with the converse: uniform ⇔ equal scores.
@@ -145,14 +153,18 @@ for T in (0.3, 1.0, 4.0):
     energies = -s
     gibbs = torch.exp(-energies / T) / torch.exp(-energies / T).sum()  # Eq. (14.3.16), written out
     best = gibbs_objective(softmax(s, temperature=T), s, T)
-    others = torch.distributions.Dirichlet(torch.full((5,), 0.7, dtype=torch.float64)).sample((20_000,))
+    others = torch.distributions.Dirichlet(torch.full((5,), 0.7, dtype=torch.float64)).sample(
+        (20_000,)
+    )
     f_others = gibbs_objective(others, s, T)  # (20000,)
     kl = (others * torch.log(others / gibbs)).sum(-1)  # KL(alpha || Gibbs)
     assert torch.allclose(softmax(s, temperature=T), gibbs)
     assert abs(float(best - log_partition(s, T))) < 1e-12 and (f_others < best).all()
     assert torch.allclose(log_partition(s, T) - f_others, T * kl)
-    print(f"T = {T}: softmax(s/T) = Gibbs;  F(softmax) = T log Z = {float(best):.4f};  "
-          f"best of 20000 random alphas: {float(f_others.max()):.4f};  gap = T·KL exactly")
+    print(
+        f"T = {T}: softmax(s/T) = Gibbs;  F(softmax) = T log Z = {float(best):.4f};  "
+        f"best of 20000 random alphas: {float(f_others.max()):.4f};  gap = T·KL exactly"
+    )
 
 # %% [markdown]
 # **Claim check — Lemma 14.3.10 ✓** (an identity with $E_i = -s_i$, T = 1), and its content is the
@@ -180,11 +192,15 @@ for T in (0.3, 1.0, 4.0):
 for n in (2, 8, 64):
     w = softmax(torch.randn(20_000, n, dtype=torch.float64) * 4)  # (20000, n) softmax weights
     h = attention_entropy(w)
-    print(f"n = {n:2d}: 20000 softmax rows, H in [{float(h.min()):.1e}, {float(h.max()):.4f}] ⊂ (0, log n = {math.log(n):.4f}]")
+    print(
+        f"n = {n:2d}: 20000 softmax rows, H in [{float(h.min()):.1e}, {float(h.max()):.4f}] ⊂ (0, log n = {math.log(n):.4f}]"
+    )
     assert (h > 0).all() and (h <= math.log(n) + 1e-12).all()
 s_far = torch.tensor([0.0, 200.0])
-print(f"scores (0, 200): H = {float(attention_entropy(softmax(s_far.double()))):.3e} in float64, "
-      f"{float(attention_entropy(softmax(s_far))):.1f} in float32 (exp(-200) underflows to 0)")
+print(
+    f"scores (0, 200): H = {float(attention_entropy(softmax(s_far.double()))):.3e} in float64, "
+    f"{float(attention_entropy(softmax(s_far))):.1f} in float32 (exp(-200) underflows to 0)"
+)
 
 # %% [markdown]
 # **Claim check — Lemma 14.3.11 ✓ / ⚠.** The range is right. For softmax weights the upper bound is
@@ -224,11 +240,21 @@ for name, s in examples.items():
     H = entropy_curve(s, temps)  # (601,)
     ax.semilogx(temps, H, label=name)
     limit = float(zero_temperature_entropy(s))
-    print(f"{name:15s}: H(T = 0.001) = {float(H[0]):.4f} -> log m = {limit:.4f};  "
-          f"H(T = 1000) = {float(H[-1]):.4f} -> log 5 = {math.log(5):.4f};  never decreases: {bool((H.diff() >= 0).all())}")
-    assert abs(float(H[0]) - limit) < 1e-6 and abs(float(H[-1]) - math.log(5)) < 1e-5 and (H.diff() >= 0).all()
+    print(
+        f"{name:15s}: H(T = 0.001) = {float(H[0]):.4f} -> log m = {limit:.4f};  "
+        f"H(T = 1000) = {float(H[-1]):.4f} -> log 5 = {math.log(5):.4f};  never decreases: {bool((H.diff() >= 0).all())}"
+    )
+    assert (
+        abs(float(H[0]) - limit) < 1e-6
+        and abs(float(H[-1]) - math.log(5)) < 1e-5
+        and (H.diff() >= 0).all()
+    )
 ax.axhline(math.log(5), ls="--", c="k", lw=1)
-ax.set(xlabel="temperature T", ylabel="H(softmax(s/T)) (nats)", title="entropy rises with T; at T → 0 it is log(#ties)")
+ax.set(
+    xlabel="temperature T",
+    ylabel="H(softmax(s/T)) (nats)",
+    title="entropy rises with T; at T → 0 it is log(#ties)",
+)
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -236,7 +262,9 @@ plt.show()
 T0 = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
 s = examples["distinct"]
 (dH,) = torch.autograd.grad(attention_entropy(softmax(s, temperature=T0)), T0)
-print(f"dH/dT at T = 0.7: autograd {float(dH):.6f},  Var(s)/T^3 = {float(entropy_temperature_derivative(s, 0.7)):.6f}")
+print(
+    f"dH/dT at T = 0.7: autograd {float(dH):.6f},  Var(s)/T^3 = {float(entropy_temperature_derivative(s, 0.7)):.6f}"
+)
 assert abs(float(dH) - float(entropy_temperature_derivative(s, 0.7))) < 1e-12
 
 # %% [markdown]
@@ -278,17 +306,25 @@ assert abs(float(dH) - float(entropy_temperature_derivative(s, 0.7))) < 1e-12
 # %%
 # NBVAL_CHECK_OUTPUT
 s = torch.randn(6, dtype=torch.float64, requires_grad=True)
-auto = torch.autograd.functional.jacobian(lambda x: softmax(x), s)  # (6, 6) by automatic differentiation
+auto = torch.autograd.functional.jacobian(
+    lambda x: softmax(x), s
+)  # (6, 6) by automatic differentiation
 J = softmax_jacobian(softmax(s.detach()))
-print("diag(α) − ααᵀ equals autograd's Jacobian:", torch.allclose(J, auto), "  J·1 = 0:",
-      torch.allclose(J.sum(-1), torch.zeros(6, dtype=torch.float64)))
+print(
+    "diag(α) − ααᵀ equals autograd's Jacobian:",
+    torch.allclose(J, auto),
+    "  J·1 = 0:",
+    torch.allclose(J.sum(-1), torch.zeros(6, dtype=torch.float64)),
+)
 w = torch.distributions.Dirichlet(torch.full((8,), 0.3, dtype=torch.float64)).sample((50_000,))
 print(f"50000 random weight vectors: max ‖J‖₂ = {float(jacobian_spectral(w).max()):.4f} <= 0.5")
 tie = torch.tensor([0.5, 0.5, 0.0, 0.0], dtype=torch.float64)
-print(f"two-way tie: ‖J‖₂ = {float(jacobian_spectral(tie)):.4f};  one-hot: ‖J‖_F = "
-      f"{float(jacobian_frobenius(torch.eye(4, dtype=torch.float64)[1])):.4f};  uniform over 64: "
-      f"‖J‖₂ = {float(jacobian_spectral(torch.full((64,), 1 / 64, dtype=torch.float64))):.4f} = 1/64, "
-      f"‖J‖_F = {float(jacobian_frobenius(torch.full((64,), 1 / 64, dtype=torch.float64))):.4f} = √63/64")
+print(
+    f"two-way tie: ‖J‖₂ = {float(jacobian_spectral(tie)):.4f};  one-hot: ‖J‖_F = "
+    f"{float(jacobian_frobenius(torch.eye(4, dtype=torch.float64)[1])):.4f};  uniform over 64: "
+    f"‖J‖₂ = {float(jacobian_spectral(torch.full((64,), 1 / 64, dtype=torch.float64))):.4f} = 1/64, "
+    f"‖J‖_F = {float(jacobian_frobenius(torch.full((64,), 1 / 64, dtype=torch.float64))):.4f} = √63/64"
+)
 assert torch.allclose(J, auto) and float(jacobian_spectral(w).max()) <= 0.5 + 1e-12
 assert abs(float(jacobian_spectral(tie)) - 0.5) < 1e-12
 
@@ -302,21 +338,30 @@ assert abs(float(jacobian_spectral(tie)) - 0.5) < 1e-12
 # %%
 # NBVAL_CHECK_OUTPUT
 dims = [4, 16, 64, 256, 1024]
-stats = {(seed, d_k): dot_product_statistics(d_k, generator=torch.Generator().manual_seed(seed))
-         for seed in (0, 1) for d_k in dims}
-print(f"{'seed':>4} {'d_k':>5} {'var/d_k':>7} | {'unscaled: max α':>15} {'H':>5} {'‖J‖_F':>6} | "
-      f"{'scaled: max α':>13} {'H':>5} {'‖J‖_F':>6}")
+stats = {
+    (seed, d_k): dot_product_statistics(d_k, generator=torch.Generator().manual_seed(seed))
+    for seed in (0, 1)
+    for d_k in dims
+}
+print(
+    f"{'seed':>4} {'d_k':>5} {'var/d_k':>7} | {'unscaled: max α':>15} {'H':>5} {'‖J‖_F':>6} | "
+    f"{'scaled: max α':>13} {'H':>5} {'‖J‖_F':>6}"
+)
 for (seed, d_k), r in stats.items():
     u, c = r["unscaled"], r["scaled"]
-    print(f"{seed:>4} {d_k:>5} {r['var_ratio']:>7.2f} | {u['max_weight']:>15.2f} {u['entropy']:>5.2f} "
-          f"{u['jacobian']:>6.3f} | {c['max_weight']:>13.2f} {c['entropy']:>5.2f} {c['jacobian']:>6.3f}")
+    print(
+        f"{seed:>4} {d_k:>5} {r['var_ratio']:>7.2f} | {u['max_weight']:>15.2f} {u['entropy']:>5.2f} "
+        f"{u['jacobian']:>6.3f} | {c['max_weight']:>13.2f} {c['entropy']:>5.2f} {c['jacobian']:>6.3f}"
+    )
 print(f"log 64 = {math.log(64):.2f}")
 for (seed, d_k), r in stats.items():
     assert 0.9 <= r["var_ratio"] <= 1.1, "var(q.k) should be d_k"
     assert r["scaled"]["entropy"] > 3.0, "the scaled softmax should stay diffuse"
     if d_k >= 256:
         assert r["unscaled"]["max_weight"] > 0.85, "the unscaled softmax should saturate"
-        assert r["unscaled"]["jacobian"] < r["scaled"]["jacobian"], "saturation should shrink the Jacobian"
+        assert r["unscaled"]["jacobian"] < r["scaled"]["jacobian"], (
+            "saturation should shrink the Jacobian"
+        )
 
 # %% [markdown]
 # Both sides of saturation shrink the gradient. Scaling one fixed score vector by a factor c
@@ -332,7 +377,9 @@ fig, ax = plt.subplots(1, 2, figsize=(9, 3))
 ax[0].semilogx(c, jacobian_spectral(w), label="‖J‖₂")
 ax[0].semilogx(c, jacobian_frobenius(w), label="‖J‖_F")
 ax[0].axhline(0.5, ls=":", c="k", lw=1)
-ax[0].set(xlabel="score scale c", ylabel="norm of diag(α) − ααᵀ", title="the gradient through softmax")
+ax[0].set(
+    xlabel="score scale c", ylabel="norm of diag(α) − ααᵀ", title="the gradient through softmax"
+)
 ax[0].legend(fontsize=8)
 ax[1].semilogx(c, attention_entropy(w))
 ax[1].axhline(math.log(16), ls="--", c="k", lw=1)
@@ -340,8 +387,10 @@ ax[1].set(xlabel="score scale c", ylabel="entropy (nats)", title="the entropy")
 plt.tight_layout()
 plt.show()
 peak = int(jacobian_frobenius(w).argmax())
-print(f"‖J‖_F: {float(jacobian_frobenius(w[0])):.3f} at c = 0.01, peak {float(jacobian_frobenius(w[peak])):.3f} "
-      f"at c = {float(c[peak]):.2f}, {float(jacobian_frobenius(w[-1])):.1e} at c = {float(c[-1]):.0f}")
+print(
+    f"‖J‖_F: {float(jacobian_frobenius(w[0])):.3f} at c = 0.01, peak {float(jacobian_frobenius(w[peak])):.3f} "
+    f"at c = {float(c[peak]):.2f}, {float(jacobian_frobenius(w[-1])):.1e} at c = {float(c[-1]):.0f}"
+)
 assert jacobian_frobenius(w[-1]) < 1e-3 < jacobian_frobenius(w[0]) < jacobian_frobenius(w[peak])
 
 # %% [markdown]
@@ -387,32 +436,46 @@ assert jacobian_frobenius(w[-1]) < 1e-3 < jacobian_frobenius(w[0]) < jacobian_fr
 for s in ([0.0, 3.0], [0.0, 1.0]):
     s = torch.tensor(s, dtype=torch.float64)
     h, rhs = float(attention_entropy(softmax(s))), float(hoeffding_entropy_bound(s))
-    print(f"s = {s.tolist()}: H = {h:.4f},  log n − (Δs)²/8 = {rhs:.4f}  ->  printed 'H <=' "
-          f"{'holds' if h <= rhs else 'FAILS'}, corrected 'H >=' {'holds' if h >= rhs else 'FAILS'}")
+    print(
+        f"s = {s.tolist()}: H = {h:.4f},  log n − (Δs)²/8 = {rhs:.4f}  ->  printed 'H <=' "
+        f"{'holds' if h <= rhs else 'FAILS'}, corrected 'H >=' {'holds' if h >= rhs else 'FAILS'}"
+    )
 for n in (64, 4096):
     s_n = torch.zeros(n, dtype=torch.float64)
     s_n[0], s_n[1] = 3.0, -3.0  # Δs = 6: the printed bound would demand H <= log n − 4.5
     h = float(attention_entropy(softmax(s_n)))
-    print(f"n = {n}, s = (3, -3, 0, ...): H = {h:.4f}, log n − H = {math.log(n) - h:.4f} (printed bound: >= 4.5)")
+    print(
+        f"n = {n}, s = (3, -3, 0, ...): H = {h:.4f}, log n − H = {math.log(n) - h:.4f} (printed bound: >= 4.5)"
+    )
 
 g = torch.Generator().manual_seed(0)
-scales = torch.tensor([0.1, 0.5, 1.0, 2.0, 5.0], dtype=torch.float64).repeat_interleave(4000)[:, None]  # (20000, 1)
+scales = torch.tensor([0.1, 0.5, 1.0, 2.0, 5.0], dtype=torch.float64).repeat_interleave(4000)[
+    :, None
+]  # (20000, 1)
 total, printed_fails, unresolved, min_slack = 0, 0, 0, float("inf")
 for n in (2, 3, 8, 32, 128):
     two_point = torch.randint(0, 2, (20_000, n), generator=g).double() * 2
     two_point[:, 0], two_point[:, -1] = 0.0, 2.0  # both values present: Δs = 2·scale
-    s = torch.cat([torch.randn(20_000, n, generator=g, dtype=torch.float64),  # normal
-                   (torch.rand(20_000, n, generator=g, dtype=torch.float64) - 0.5) * 4,  # uniform
-                   two_point]) * scales.repeat(3, 1)  # (60000, n): 3 distributions x 5 scales x 4000
+    s = torch.cat(
+        [
+            torch.randn(20_000, n, generator=g, dtype=torch.float64),  # normal
+            (torch.rand(20_000, n, generator=g, dtype=torch.float64) - 0.5) * 4,  # uniform
+            two_point,
+        ]
+    ) * scales.repeat(3, 1)  # (60000, n): 3 distributions x 5 scales x 4000
     h, bound = entropy_of_scores(s), hoeffding_entropy_bound(s)
     total += len(s)
     printed_fails += int((h > bound + 1e-12).sum())
     unresolved += int(((h - bound).abs() <= 1e-12).sum())  # slack ~ (Δs)^4: below rounding
     min_slack = min(min_slack, float((h - bound).min()))
 print(f"{total} random score vectors (n = 2…128, 3 distributions, 5 scales):")
-print(f"  printed upper bound H <= log n − (Δs)²/8 violated by {printed_fails}; the other {unresolved} "
-      f"have H − bound < 1e-12 (tiny Δs), below float64 rounding")
-print(f"  lower bound H >= log n − (Δs)²/8 on all of them (smallest slack H − bound > −1e-12: {min_slack > -1e-12})")
+print(
+    f"  printed upper bound H <= log n − (Δs)²/8 violated by {printed_fails}; the other {unresolved} "
+    f"have H − bound < 1e-12 (tiny Δs), below float64 rounding"
+)
+print(
+    f"  lower bound H >= log n − (Δs)²/8 on all of them (smallest slack H − bound > −1e-12: {min_slack > -1e-12})"
+)
 assert printed_fails + unresolved == total and min_slack > -1e-12
 
 # %% [markdown]
@@ -428,19 +491,31 @@ deltas = torch.tensor([2.0, 1.0, 0.5, 0.1, 0.01], dtype=torch.float64)
 for n in (2, 8):
     half = torch.cat([torch.full((n // 2,), -0.5), torch.full((n // 2,), 0.5)]).double()
     ratio = kl_to_uniform(softmax(deltas[:, None] * half[None])) / (deltas**2 / 8)  # (5,)
-    print(f"n = {n}, half the scores at each end: KL / ((Δs)²/8) at Δs = {deltas.tolist()}: "
-          f"{[round(r, 4) for r in ratio.tolist()]}")
+    print(
+        f"n = {n}, half the scores at each end: KL / ((Δs)²/8) at Δs = {deltas.tolist()}: "
+        f"{[round(r, 4) for r in ratio.tolist()]}"
+    )
     assert (ratio < 1).all() and ratio[-1] > 0.9999
 
-s = torch.randn(20_000, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * torch.rand(
-    20_000, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(2)) * 3
+s = (
+    torch.randn(20_000, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    * torch.rand(20_000, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    * 3
+)
 kl, dsr = kl_to_uniform(softmax(s)), score_range(s)
 grid = torch.linspace(0, float(dsr.max()), 200, dtype=torch.float64)
 fig, ax = plt.subplots(figsize=(7, 3.2))
-ax.scatter(dsr, kl, s=2, alpha=0.3, label="KL(α‖uniform) = log n − H, 20000 random score vectors (n = 8)")
+ax.scatter(
+    dsr, kl, s=2, alpha=0.3, label="KL(α‖uniform) = log n − H, 20000 random score vectors (n = 8)"
+)
 ax.plot(grid, grid**2 / 8, c="tab:green", label="(Δs)²/8: the Hoeffding bound")
 ax.axhline(math.log(8), ls="--", c="k", lw=1, label="log 8: the largest possible KL")
-ax.set(xlabel="score range Δs", ylabel="log n − H(α)  (nats)", ylim=(0, 2.6), title="H ≥ log n − (Δs)²/8")
+ax.set(
+    xlabel="score range Δs",
+    ylabel="log n − H(α)  (nats)",
+    ylim=(0, 2.6),
+    title="H ≥ log n − (Δs)²/8",
+)
 ax.legend(fontsize=7, loc="upper left")
 plt.tight_layout()
 plt.show()
@@ -472,11 +547,15 @@ t0, t_min, N = 5.0, 0.2, 100
 steps = torch.arange(N + 1, dtype=torch.float64)
 temps_schedule = cosine_temperature(steps, N, t0, t_min)  # (101,)
 printed = source_cosine_schedule(t0, t_min, N)  # the pseudocode's t = 1 … N
-print(f"T(0) = {float(temps_schedule[0]):.4f}, T(N/2) = {float(temps_schedule[N // 2]):.4f}, "
-      f"T(N) = {float(temps_schedule[-1]):.4f};  monotone: {bool((temps_schedule.diff() < 0).all())};  "
-      f"symmetric: {torch.allclose(temps_schedule + temps_schedule.flip(0), torch.full_like(temps_schedule, t0 + t_min))}")
-print(f"the pseudocode yields {len(printed)} temperatures, the first {printed[0]:.4f} (not T_0 = {t0}), "
-      f"the last {printed[-1]:.4f}")
+print(
+    f"T(0) = {float(temps_schedule[0]):.4f}, T(N/2) = {float(temps_schedule[N // 2]):.4f}, "
+    f"T(N) = {float(temps_schedule[-1]):.4f};  monotone: {bool((temps_schedule.diff() < 0).all())};  "
+    f"symmetric: {torch.allclose(temps_schedule + temps_schedule.flip(0), torch.full_like(temps_schedule, t0 + t_min))}"
+)
+print(
+    f"the pseudocode yields {len(printed)} temperatures, the first {printed[0]:.4f} (not T_0 = {t0}), "
+    f"the last {printed[-1]:.4f}"
+)
 assert abs(printed[0] - t0) > 1e-3 and printed[-1] == t_min
 s_fixed = torch.tensor([2.0, 1.5, 0.5, 0.0, -1.0, -1.0, -2.0, 0.7], dtype=torch.float64)
 H_sched = entropy_curve(s_fixed, temps_schedule)  # entropy of one score vector along the schedule
@@ -488,7 +567,9 @@ ax[1].axhline(math.log(8), ls="--", c="k", lw=1)
 ax[1].set(xlabel="step t", ylabel="H(softmax(s / T_t))", title="entropy of one score vector")
 plt.tight_layout()
 plt.show()
-print(f"entropy along the schedule: {float(H_sched[0]):.3f} -> {float(H_sched[-1]):.3f} nats (log 8 = {math.log(8):.3f})")
+print(
+    f"entropy along the schedule: {float(H_sched[0]):.3f} -> {float(H_sched[-1]):.3f} nats (log 8 = {math.log(8):.3f})"
+)
 assert (H_sched.diff() < 0).all()
 
 # %% [markdown]
@@ -531,12 +612,21 @@ entropy_widget_update(timing_plot)  # first draw caches the static background
 times = []
 for step in range(20):
     start = time.perf_counter()
-    entropy_widget_update(timing_plot, PATTERNS[step % 3], 10 ** (-2 + 4 * ((step * 0.37) % 1)),
-                          2 ** (step % 11), [2, 3, 4, 8, 16, 32, 64, 128][step % 8], step % 4 != 0, step % 5)
+    entropy_widget_update(
+        timing_plot,
+        PATTERNS[step % 3],
+        10 ** (-2 + 4 * ((step * 0.37) % 1)),
+        2 ** (step % 11),
+        [2, 3, 4, 8, 16, 32, 64, 128][step % 8],
+        step % 4 != 0,
+        step % 5,
+    )
     times.append(time.perf_counter() - start)
 median_ms = 1000 * float(np.median(times))
-print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 20 moves "
-      f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)")
+print(
+    f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 20 moves "
+    f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
+)
 
 # %% [markdown]
 # ## 9. Entropy collapse and σReparam (Zhai et al. 2023)
@@ -576,24 +666,33 @@ print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms ov
 # %%
 # NBVAL_IGNORE_OUTPUT
 models = []  # the trained models, for the check below
-runs = {name: train_majority(reparam, seed=0, model_out=models) for name, reparam in (("baseline", False), ("σReparam", True))}
+runs = {
+    name: train_majority(reparam, seed=0, model_out=models)
+    for name, reparam in (("baseline", False), ("σReparam", True))
+}
 for name, r in runs.items():
-    print(f"{name:9s}: loss {r.eval_loss:.3f}, accuracy {r.eval_accuracy:.3f}, layer entropies "
-          f"{[round(h, 2) for h in r.eval_entropies]} (log 33 = {math.log(33):.2f}), "
-          f"‖W_Q W_Kᵀ‖₂/√d_k {[round(x, 2) for x in r.qk_norms]}, {r.seconds:.1f} s")
+    print(
+        f"{name:9s}: loss {r.eval_loss:.3f}, accuracy {r.eval_accuracy:.3f}, layer entropies "
+        f"{[round(h, 2) for h in r.eval_entropies]} (log 33 = {math.log(33):.2f}), "
+        f"‖W_Q W_Kᵀ‖₂/√d_k {[round(x, 2) for x in r.qk_norms]}, {r.seconds:.1f} s"
+    )
 
 # %%
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.2))
 for (name, r), color in zip(runs.items(), ("tab:red", "tab:blue")):
     ents = np.array(r.entropies)  # (steps, layers)
     for layer in range(ents.shape[1]):
-        ax[0].plot(ents[:, layer], color=color, ls=("-", "--")[layer], label=f"{name}, layer {layer + 1}")
+        ax[0].plot(
+            ents[:, layer], color=color, ls=("-", "--")[layer], label=f"{name}, layer {layer + 1}"
+        )
     ax[1].plot(np.convolve(r.losses, np.ones(5) / 5, mode="valid"), color=color, label=name)
 ax[0].axhline(math.log(33), ls=":", c="k", lw=1)
 ax[0].set(xlabel="training step", ylabel="mean attention entropy (nats)", title="entropy per layer")
 ax[0].legend(fontsize=7)
 ax[1].axhline(math.log(2), ls=":", c="k", lw=1)
-ax[1].set(xlabel="training step", ylabel="training loss (5-step mean)", title="loss (chance = log 2)")
+ax[1].set(
+    xlabel="training step", ylabel="training loss (5-step mean)", title="loss (chance = log 2)"
+)
 ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -603,10 +702,16 @@ plt.show()
 base, reparam = runs["baseline"], runs["σReparam"]
 collapsed = base.min_entropy < 1.0 and base.eval_loss > 0.4
 kept = reparam.min_entropy > 2.0 and reparam.eval_loss < 0.1
-print(f"baseline: smallest layer entropy < 1 nat and loss > 0.4 (collapse, near chance): {collapsed}")
+print(
+    f"baseline: smallest layer entropy < 1 nat and loss > 0.4 (collapse, near chance): {collapsed}"
+)
 print(f"σReparam: smallest layer entropy > 2 nats and loss < 0.1 (task learned)        : {kept}")
-assert collapsed, f"expected entropy collapse: min H {base.min_entropy:.2f}, loss {base.eval_loss:.3f}"
-assert kept, f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2f}, loss {reparam.eval_loss:.3f}"
+assert collapsed, (
+    f"expected entropy collapse: min H {base.min_entropy:.2f}, loss {base.eval_loss:.3f}"
+)
+assert kept, (
+    f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2f}, loss {reparam.eval_loss:.3f}"
+)
 
 # %% [markdown]
 # The corrected bound of §6 holds row by row in the trained models too. From the attention
@@ -616,7 +721,9 @@ assert kept, f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-tokens, _ = majority_batch(256, generator=torch.Generator().manual_seed(5))  # (256, 33) fresh sequences
+tokens, _ = majority_batch(
+    256, generator=torch.Generator().manual_seed(5)
+)  # (256, 33) fresh sequences
 bound_holds = {}
 for (name, r), model in zip(runs.items(), models):
     with torch.no_grad():
@@ -625,13 +732,18 @@ for (name, r), model in zip(runs.items(), models):
     h, ds = attention_entropy(w), score_range_from_weights(w)  # (layers, 256, 1, 33) each
     bound = math.log(33) - ds**2 / 8
     bound_holds[name] = bool((h >= bound - 1e-5).all())  # float32 weights: allow rounding
-    print(f"{name:9s}: per layer, median Δs = {[round(float(x), 1) for x in ds.flatten(1).median(1).values]}, "
-          f"mean H = {[round(float(x), 2) for x in h.flatten(1).mean(1)]}, "
-          f"median bound = {[round(float(x), 2) for x in bound.flatten(1).median(1).values]}")
+    print(
+        f"{name:9s}: per layer, median Δs = {[round(float(x), 1) for x in ds.flatten(1).median(1).values]}, "
+        f"mean H = {[round(float(x), 2) for x in h.flatten(1).mean(1)]}, "
+        f"median bound = {[round(float(x), 2) for x in bound.flatten(1).median(1).values]}"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("H >= log 33 − (Δs)²/8 on every attention row of both trained models:", all(bound_holds.values()))
+print(
+    "H >= log 33 − (Δs)²/8 on every attention row of both trained models:",
+    all(bound_holds.values()),
+)
 assert all(bound_holds.values())
 
 # %% [markdown]
@@ -668,6 +780,7 @@ assert all(bound_holds.values())
 # softmax(scores / T) over the last dimension. It must work at T = 0.001 (hint: chapter 01's
 # max subtraction, applied to s / T).
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch03_softmax_temperature", "locked": false, "schema_version": 3, "solution": true}
 def my_softmax_t(scores, temperature):
     """scores (..., n), temperature > 0 -> (..., n) = softmax(scores / temperature) over the last dim."""
@@ -679,19 +792,19 @@ def my_softmax_t(scores, temperature):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch03_softmax_temperature_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch03 import check_softmax_temperature
+from attncourse.exercises.ch03 import check_softmax_temperature
 
 check_softmax_temperature(my_softmax_t)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises
-import attncourse.exercises_ch03
+import attncourse.exercises.ch03
+import attncourse.exercises.engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)  # fresh copies: a patched check or guard does not count
-importlib.reload(attncourse.exercises)
-ex3 = importlib.reload(attncourse.exercises_ch03)
+importlib.reload(attncourse.exercises.engine)
+ex3 = importlib.reload(attncourse.exercises.ch03)
 ex3.check_softmax_temperature(my_softmax_t, seed=31)
 _g = torch.Generator().manual_seed(301)
 _s = torch.randn(3, 4, 6, generator=_g, dtype=torch.float64) * 3
@@ -700,8 +813,12 @@ for _T in (0.05, 0.7, 9.0):
         _w = my_softmax_t(_s.clone(), _T)
     assert torch.allclose(_w, torch.softmax(_s / _T, dim=-1)), f"softmax(s / T) differs at T = {_T}"
 _w = my_softmax_t(torch.tensor([[0.0, 1.0, 1.0]]), 1e-4)
-assert torch.isfinite(_w).all() and torch.allclose(_w, torch.tensor([[0.0, 0.5, 0.5]])), "T -> 0 with a tie"
-assert torch.allclose(my_softmax_t(torch.tensor([5.0, -5.0]), 1e6), torch.tensor([0.5, 0.5]), atol=1e-5), "T -> inf"
+assert torch.isfinite(_w).all() and torch.allclose(_w, torch.tensor([[0.0, 0.5, 0.5]])), (
+    "T -> 0 with a tie"
+)
+assert torch.allclose(
+    my_softmax_t(torch.tensor([5.0, -5.0]), 1e6), torch.tensor([0.5, 0.5]), atol=1e-5
+), "T -> inf"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -710,39 +827,49 @@ assert torch.allclose(my_softmax_t(torch.tensor([5.0, -5.0]), 1e6), torch.tensor
 # (...). At small T some weights underflow to exactly 0: 0 · log 0 counts as 0, never `nan`.
 # (Alternatively use H = logsumexp(z) − Σ α_i z_i with z = s / T.)
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch03_entropy_temperature", "locked": false, "schema_version": 3, "solution": true}
 def my_entropy_t(scores, temperature):
     """scores (..., n), temperature > 0 -> (...) entropy of softmax(scores / temperature) in nats."""
     ### BEGIN SOLUTION
     alpha = my_softmax_t(scores, temperature)  # (..., n)
-    safe = torch.where(alpha > 0, alpha, torch.ones_like(alpha))  # log 1 = 0 where alpha underflowed
+    safe = torch.where(
+        alpha > 0, alpha, torch.ones_like(alpha)
+    )  # log 1 = 0 where alpha underflowed
     return -(alpha * torch.log(safe)).sum(dim=-1)  # (...)
     ### END SOLUTION
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch03_entropy_temperature_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch03 import check_entropy_temperature
+from attncourse.exercises.ch03 import check_entropy_temperature
 
 check_entropy_temperature(my_entropy_t)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises
-import attncourse.exercises_ch03
+import attncourse.exercises.ch03
+import attncourse.exercises.engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-importlib.reload(attncourse.exercises)
-ex3 = importlib.reload(attncourse.exercises_ch03)
+importlib.reload(attncourse.exercises.engine)
+ex3 = importlib.reload(attncourse.exercises.ch03)
 ex3.check_entropy_temperature(my_entropy_t, seed=32)
 _g = torch.Generator().manual_seed(302)
 _s = torch.randn(5, 7, generator=_g, dtype=torch.float64) * 2
 _H = [my_entropy_t(_s, _T) for _T in (0.1, 0.5, 1.0, 2.0, 10.0)]
-_ref = [-(torch.softmax(_s / _T, -1) * torch.log_softmax(_s / _T, -1)).sum(-1) for _T in (0.1, 0.5, 1.0, 2.0, 10.0)]
-assert all(torch.allclose(a, b) for a, b in zip(_H, _ref)), "H(softmax(s / T)) differs from the definition"
+_ref = [
+    -(torch.softmax(_s / _T, -1) * torch.log_softmax(_s / _T, -1)).sum(-1)
+    for _T in (0.1, 0.5, 1.0, 2.0, 10.0)
+]
+assert all(torch.allclose(a, b) for a, b in zip(_H, _ref)), (
+    "H(softmax(s / T)) differs from the definition"
+)
 assert all((b > a).all() for a, b in zip(_H, _H[1:])), "entropy must increase with the temperature"
 _h0 = my_entropy_t(torch.tensor([[4.0, 4.0, 4.0, 1.0], [0.0, 3.0, 1.0, 2.0]]), 1e-4)
-assert torch.isfinite(_h0).all() and torch.allclose(_h0, torch.tensor([math.log(3), 0.0]), atol=1e-6), "T -> 0: log(#ties)"
+assert torch.isfinite(_h0).all() and torch.allclose(
+    _h0, torch.tensor([math.log(3), 0.0]), atol=1e-6
+), "T -> 0: log(#ties)"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -750,6 +877,7 @@ assert torch.isfinite(_h0).all() and torch.allclose(_h0, torch.tensor([math.log(
 # `my_softmax_jacobian(weights)`: weights α of shape (..., n) → J of shape (..., n, n) with
 # J = diag(α) − α αᵀ, one matrix per weight vector (hint: `torch.diag_embed`, and an outer product
 # by broadcasting `a.unsqueeze(-1) * a.unsqueeze(-2)`).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_softmax_jacobian", "locked": false, "schema_version": 3, "solution": true}
 def my_softmax_jacobian(weights):
@@ -760,23 +888,27 @@ def my_softmax_jacobian(weights):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch03_softmax_jacobian_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch03 import check_softmax_jacobian
+from attncourse.exercises.ch03 import check_softmax_jacobian
 
 check_softmax_jacobian(my_softmax_jacobian)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises
-import attncourse.exercises_ch03
+import attncourse.exercises.ch03
+import attncourse.exercises.engine
 
-importlib.reload(attncourse.exercises)
-ex3 = importlib.reload(attncourse.exercises_ch03)
+importlib.reload(attncourse.exercises.engine)
+ex3 = importlib.reload(attncourse.exercises.ch03)
 ex3.check_softmax_jacobian(my_softmax_jacobian, seed=33)
 _g = torch.Generator().manual_seed(303)
 _s = torch.randn(7, generator=_g, dtype=torch.float64)
 _J = my_softmax_jacobian(torch.softmax(_s, -1))
-assert torch.allclose(_J, torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), _s)), "differs from autograd"
-assert torch.allclose(_J, _J.T) and torch.allclose(_J.sum(-1), torch.zeros(7, dtype=torch.float64)), "J is symmetric, J 1 = 0"
+assert torch.allclose(_J, torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), _s)), (
+    "differs from autograd"
+)
+assert torch.allclose(_J, _J.T) and torch.allclose(
+    _J.sum(-1), torch.zeros(7, dtype=torch.float64)
+), "J is symmetric, J 1 = 0"
 _B = my_softmax_jacobian(torch.softmax(torch.randn(2, 3, 4, generator=_g, dtype=torch.float64), -1))
 assert tuple(_B.shape) == (2, 3, 4, 4), "one (n, n) matrix per weight vector"
 ### END HIDDEN TESTS
@@ -787,6 +919,7 @@ assert tuple(_B.shape) == (2, 3, 4, 4), "one (n, n) matrix per weight vector"
 # [0, N]) → the temperatures T_t = T_min + (T_0 − T_min)(1 + cos(π t / N)) / 2, same shape and
 # dtype. T(0) = T_0 and T(N) = T_min.
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch03_cosine_schedule", "locked": false, "schema_version": 3, "solution": true}
 def my_cosine_temperature(steps, total_steps, t_start, t_min):
     """steps (K,) tensor of t in [0, N] -> (K,) temperatures of the cosine schedule from t_start to t_min."""
@@ -796,31 +929,41 @@ def my_cosine_temperature(steps, total_steps, t_start, t_min):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch03_cosine_schedule_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch03 import check_cosine_temperature
+from attncourse.exercises.ch03 import check_cosine_temperature
 
 check_cosine_temperature(my_cosine_temperature)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises
-import attncourse.exercises_ch03
+import attncourse.exercises.ch03
+import attncourse.exercises.engine
 
-importlib.reload(attncourse.exercises)
-ex3 = importlib.reload(attncourse.exercises_ch03)
+importlib.reload(attncourse.exercises.engine)
+ex3 = importlib.reload(attncourse.exercises.ch03)
 ex3.check_cosine_temperature(my_cosine_temperature, seed=34)
 _t = torch.arange(0, 301, dtype=torch.float64)
 _T = my_cosine_temperature(_t, 300, 8.0, 0.5)
-assert abs(float(_T[0]) - 8.0) < 1e-12 and abs(float(_T[-1]) - 0.5) < 1e-12, "T(0) = T_0 and T(N) = T_min"
+assert abs(float(_T[0]) - 8.0) < 1e-12 and abs(float(_T[-1]) - 0.5) < 1e-12, (
+    "T(0) = T_0 and T(N) = T_min"
+)
 assert (_T.diff() < 0).all(), "a cooling schedule decreases at every step"
-assert torch.allclose(_T + _T.flip(0), torch.full_like(_T, 8.5)), "the cosine schedule is symmetric about N/2"
-assert abs(float(my_cosine_temperature(torch.tensor([75.0], dtype=torch.float64), 300, 8.0, 0.5)[0])
-           - (0.5 + 7.5 * (1 + math.cos(math.pi / 4)) / 2)) < 1e-12
+assert torch.allclose(_T + _T.flip(0), torch.full_like(_T, 8.5)), (
+    "the cosine schedule is symmetric about N/2"
+)
+assert (
+    abs(
+        float(my_cosine_temperature(torch.tensor([75.0], dtype=torch.float64), 300, 8.0, 0.5)[0])
+        - (0.5 + 7.5 * (1 + math.cos(math.pi / 4)) / 2)
+    )
+    < 1e-12
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### Exercise 5 (2 points) — the entropy lower bound, Thm. 14.3.5 corrected
 # `my_hoeffding_bound(scores)`: scores (..., n) → (...) the lower bound log n − (Δs)²/8 on
 # H(softmax(s)), with Δs = max − min of each score vector (over the last dimension), in nats.
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_hoeffding_bound", "locked": false, "schema_version": 3, "solution": true}
 def my_hoeffding_bound(scores):
@@ -832,25 +975,34 @@ def my_hoeffding_bound(scores):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch03_hoeffding_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch03 import check_hoeffding_bound
+from attncourse.exercises.ch03 import check_hoeffding_bound
 
 check_hoeffding_bound(my_hoeffding_bound)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises
-import attncourse.exercises_ch03
+import attncourse.exercises.ch03
+import attncourse.exercises.engine
 
-importlib.reload(attncourse.exercises)
-ex3 = importlib.reload(attncourse.exercises_ch03)
+importlib.reload(attncourse.exercises.engine)
+ex3 = importlib.reload(attncourse.exercises.ch03)
 ex3.check_hoeffding_bound(my_hoeffding_bound, seed=35)
 _g = torch.Generator().manual_seed(305)
-_s = torch.randn(2000, 10, generator=_g, dtype=torch.float64) * torch.rand(2000, 1, generator=_g, dtype=torch.float64) * 4
+_s = (
+    torch.randn(2000, 10, generator=_g, dtype=torch.float64)
+    * torch.rand(2000, 1, generator=_g, dtype=torch.float64)
+    * 4
+)
 _b = my_hoeffding_bound(_s)
 _h = -(torch.softmax(_s, -1) * torch.log_softmax(_s, -1)).sum(-1)
-assert tuple(_b.shape) == (2000,) and (_h >= _b).all(), "H(softmax(s)) >= bound must hold for every score vector"
+assert tuple(_b.shape) == (2000,) and (_h >= _b).all(), (
+    "H(softmax(s)) >= bound must hold for every score vector"
+)
 assert torch.allclose(_b, math.log(10) - (_s.max(-1).values - _s.min(-1).values) ** 2 / 8)
-assert abs(float(my_hoeffding_bound(torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64))) - math.log(3)) < 1e-12
+assert (
+    abs(float(my_hoeffding_bound(torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64))) - math.log(3))
+    < 1e-12
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -870,8 +1022,8 @@ assert abs(float(my_hoeffding_bound(torch.tensor([1.0, 1.0, 1.0], dtype=torch.fl
 # - Training can still **collapse** attention entropy (Zhai et al. 2023): at a large learning rate a
 #   2-layer Pre-LN Transformer's attention collapses and it fails a majority task that needs diffuse
 #   attention; **σReparam** (Ŵ = γ W / σ(W)) bounds the scores, keeps the entropy high and learns it.
-# - Package functions used here (`attncourse.temperature`, `attncourse.reparam`,
-#   `attncourse.majority`) work on any scores, weights or `nn.Module`.
+# - Package functions used here (`attncourse.chapters.ch03_entropy_and_temperature`, `attncourse.reparam`,
+#   `attncourse.chapters.ch03_entropy_and_temperature`) work on any scores, weights or `nn.Module`.
 #
 # **Next — chapter 04, RNN vs attention: gradient paths**: how far gradients travel through a
 # recurrent network compared with the one-step paths of self-attention, and what that means for

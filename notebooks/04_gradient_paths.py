@@ -50,12 +50,12 @@ import numpy as np
 import torch
 
 from attncourse.attention import scaled_dot_product_attention, softmax
-from attncourse.gradient_paths import (
+from attncourse.chapters.ch04_gradient_paths import (
     GradientPathPlot,
-    attention_gradient_norms,
-    attention_jacobian_profile,
     RecallAttention,
     RecallRNN,
+    attention_gradient_norms,
+    attention_jacobian_profile,
     chapter_attention,
     chapter_inputs,
     chapter_rnn,
@@ -74,11 +74,11 @@ from attncourse.gradient_paths import (
     log_slope,
     path_lengths_from,
     power_norms,
-    receptive_field,
     recall_accuracy,
     recall_batch,
-    rnn_graph,
+    receptive_field,
     rnn_gradient_norms,
+    rnn_graph,
     rnn_jacobian_profile,
     scaled_orthogonal,
     shifted_identity,
@@ -146,13 +146,20 @@ t = 3  # 0-based position of x_t
 product = torch.diag(1 - states[t] ** 2) @ W_xh  # D_t W_xh
 for s in range(t + 1, T):
     product = torch.diag(1 - states[s] ** 2) @ W_hh @ product  # D_s W_hh (...)   Eq. (5.4.2)
-print(f"product of Eq. (5.4.2) == autograd for dh_T/dx_{t + 1}:", torch.allclose(product, J_torch[:, t]))
+print(
+    f"product of Eq. (5.4.2) == autograd for dh_T/dx_{t + 1}:",
+    torch.allclose(product, J_torch[:, t]),
+)
 
 linear = VanillaRNN(d, d, nonlinearity="linear", bias=False).double()
 J_lin = input_jacobian(lambda xb: linear(xb)[:, -1], x)  # (d, T, d)
 W_lin = linear.weight_hh.detach()
-powers_ok = all(torch.allclose(J_lin[:, T - 1 - k], torch.linalg.matrix_power(W_lin, k) @ linear.weight_ih.detach())
-                for k in range(T))
+powers_ok = all(
+    torch.allclose(
+        J_lin[:, T - 1 - k], torch.linalg.matrix_power(W_lin, k) @ linear.weight_ih.detach()
+    )
+    for k in range(T)
+)
 print("linear RNN: dh_T/dx_{T-k} == W_hh^k W_xh for every k:", powers_ok)
 assert torch.allclose(J_torch, J_one_pass) and torch.allclose(product, J_torch[:, t]) and powers_ok
 
@@ -182,27 +189,56 @@ assert torch.allclose(J_torch, J_one_pass) and torch.allclose(product, J_torch[:
 # NBVAL_CHECK_OUTPUT
 W_2x2 = torch.tensor([[0.5, 2.0], [0.0, 0.5]], dtype=torch.float64)
 W_shift = shifted_identity(16, 0.9, 0.5)  # 0.9 I + 0.5 N
-W_orth = scaled_orthogonal(16, 0.9, torch.Generator().manual_seed(0))  # normal: rho = sigma_max = 0.9
+W_orth = scaled_orthogonal(
+    16, 0.9, torch.Generator().manual_seed(0)
+)  # normal: rho = sigma_max = 0.9
 ks = [1, 5, 20, 50, 100, 200, 400, 800]
 print(f"{'matrix':>16} {'rho':>5} {'s_max':>6} | " + " ".join(f"{'k=' + str(k):>9}" for k in ks))
-for name, W in (("0.9 x orthogonal", W_orth), ("[[.5, 2], [0, .5]]", W_2x2), ("0.9 I + 0.5 N", W_shift)):
+for name, W in (
+    ("0.9 x orthogonal", W_orth),
+    ("[[.5, 2], [0, .5]]", W_2x2),
+    ("0.9 I + 0.5 N", W_shift),
+):
     norms = power_norms(W, ks)
-    print(f"{name:>16} {spectral_radius(W):5.2f} {largest_singular_value(W):6.2f} | " + " ".join(f"{v:9.2e}" for v in norms))
-    assert all(v <= largest_singular_value(W) ** k * (1 + 1e-9) for v, k in zip(norms, ks))  # the sigma_max bound
-    assert all(v >= spectral_radius(W) ** k * (1 - 1e-9) for v, k in zip(norms, ks))  # the rho bound
+    print(
+        f"{name:>16} {spectral_radius(W):5.2f} {largest_singular_value(W):6.2f} | "
+        + " ".join(f"{v:9.2e}" for v in norms)
+    )
+    assert all(
+        v <= largest_singular_value(W) ** k * (1 + 1e-9) for v, k in zip(norms, ks)
+    )  # the sigma_max bound
+    assert all(
+        v >= spectral_radius(W) ** k * (1 - 1e-9) for v, k in zip(norms, ks)
+    )  # the rho bound
 assert max(power_norms(W_shift, ks)) > 1e8 and power_norms(W_2x2, [20])[0] < 1e-3
 
 # %%
 k_axis = list(range(0, 1001, 10))
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.2))
-for name, W, c in (("0.9 x orthogonal", W_orth, "tab:green"), ("[[.5, 2], [0, .5]]", W_2x2, "tab:purple"),
-                   ("0.9 I + 0.5 N", W_shift, "tab:red")):
-    ax[0].semilogy(k_axis, power_norms(W, k_axis), c=c, label=f"{name}: rho={spectral_radius(W):.2f}, s_max={largest_singular_value(W):.2f}")
-ax[0].set(xlabel="k", ylabel="||W^k||_2", title="same rule? no: transient growth", ylim=(1e-60, 1e12))
+for name, W, c in (
+    ("0.9 x orthogonal", W_orth, "tab:green"),
+    ("[[.5, 2], [0, .5]]", W_2x2, "tab:purple"),
+    ("0.9 I + 0.5 N", W_shift, "tab:red"),
+):
+    ax[0].semilogy(
+        k_axis,
+        power_norms(W, k_axis),
+        c=c,
+        label=f"{name}: rho={spectral_radius(W):.2f}, s_max={largest_singular_value(W):.2f}",
+    )
+ax[0].set(
+    xlabel="k", ylabel="||W^k||_2", title="same rule? no: transient growth", ylim=(1e-60, 1e12)
+)
 ax[0].legend(fontsize=7)
 k_short = list(range(0, 60))
 ax[1].semilogy(k_short, power_norms(W_shift, k_short), c="tab:red", label="||W^k||, 0.9 I + 0.5 N")
-ax[1].semilogy(k_short, [largest_singular_value(W_shift) ** k for k in k_short], "k--", lw=1, label="s_max^k (upper bound)")
+ax[1].semilogy(
+    k_short,
+    [largest_singular_value(W_shift) ** k for k in k_short],
+    "k--",
+    lw=1,
+    label="s_max^k (upper bound)",
+)
 ax[1].semilogy(k_short, [0.9**k for k in k_short], "k:", lw=1, label="rho^k (lower bound)")
 ax[1].set(xlabel="k", title="between the two bounds")
 ax[1].legend(fontsize=7)
@@ -241,22 +277,37 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 rhos, seeds = (0.9, 1.0, 1.2), range(5)
-G = {(f, rho): torch.stack([rnn_gradient_norms(rho, f, T=100, d=64, seed=s) for s in seeds])
-     for f in ("linear", "tanh") for rho in rhos}  # (5 seeds, 100 distances) each
-G_att = torch.stack([attention_jacobian_profile(chapter_attention(64, s), chapter_inputs(100, 64, s))
-                     for s in range(20)])  # (20, 100) closed form ...
-assert torch.allclose(G_att[0], attention_gradient_norms(T=100, d=64, seed=0))  # ... = the autograd Jacobian
+G = {
+    (f, rho): torch.stack([rnn_gradient_norms(rho, f, T=100, d=64, seed=s) for s in seeds])
+    for f in ("linear", "tanh")
+    for rho in rhos
+}  # (5 seeds, 100 distances) each
+G_att = torch.stack(
+    [
+        attention_jacobian_profile(chapter_attention(64, s), chapter_inputs(100, 64, s))
+        for s in range(20)
+    ]
+)  # (20, 100) closed form ...
+assert torch.allclose(
+    G_att[0], attention_gradient_norms(T=100, d=64, seed=0)
+)  # ... = the autograd Jacobian
 
 print(f"{'model':>8} {'rho':>4} | {'slope ln g':>10} {'ln rho':>7} | {'g(1)/g(50)':>10}")
 for (f, rho), g in G.items():
     ratio = float((g[:, 1] / g[:, 50]).mean())
-    print(f"{f:>8} {rho:4.1f} | {round(log_slope(g), 4) + 0.0:10.4f} {math.log(rho):7.4f} | {ratio:10.3g}")
+    print(
+        f"{f:>8} {rho:4.1f} | {round(log_slope(g), 4) + 0.0:10.4f} {math.log(rho):7.4f} | {ratio:10.3g}"
+    )
 att_ratio = float(G_att[:, 1].mean() / G_att[:, 50].mean())
-print(f"{'attention':>8}      | {round(log_slope(G_att), 4) + 0.0:10.4f} {'':>7} | {att_ratio:10.3g}")
+print(
+    f"{'attention':>8}      | {round(log_slope(G_att), 4) + 0.0:10.4f} {'':>7} | {att_ratio:10.3g}"
+)
 
 for rho in rhos:
     assert abs(log_slope(G["linear", rho]) - math.log(rho)) < 1e-3
-    assert torch.allclose(G["linear", rho][:, 10], torch.full((5,), rho**10 * 8.0, dtype=torch.float64))  # rho^k sqrt(64)
+    assert torch.allclose(
+        G["linear", rho][:, 10], torch.full((5,), rho**10 * 8.0, dtype=torch.float64)
+    )  # rho^k sqrt(64)
 assert float((G["tanh", 0.9][:, 1] / G["tanh", 0.9][:, 50]).mean()) > 1e3
 assert float((G["tanh", 1.0][:, 1] / G["tanh", 1.0][:, 50]).mean()) > 1e3
 assert float((G["tanh", 1.2][:, 1] / G["tanh", 1.2][:, 50]).mean()) > 1  # rho > 1, still decaying
@@ -300,11 +351,15 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 rnn_12 = chapter_rnn(1.2, "tanh", d=64, seed=0)
 W12, I64 = rnn_12.weight_hh.detach(), rnn_12.weight_ih.detach()
-print(f"tanh RNN, rho = sigma_max = 1.2 > 1:   {'input scale':>11} | {'g(1)':>8} {'g(50)':>9} {'g(99)':>9} | behaviour")
+print(
+    f"tanh RNN, rho = sigma_max = 1.2 > 1:   {'input scale':>11} | {'g(1)':>8} {'g(50)':>9} {'g(99)':>9} | behaviour"
+)
 for scale in (1e-8, 1e-4, 1e-2, 0.3, 1.0):
     g = rnn_jacobian_profile(W12, I64, chapter_inputs(100, 64, 0, scale), "tanh")  # (100,)
     verdict = "explodes" if g[99] > 10 * g[1] else "vanishes" if g[99] < g[1] / 10 else "neither"
-    print(f"{'':37}{scale:11.0e} | {float(g[1]):8.2f} {float(g[50]):9.2e} {float(g[99]):9.2e} | {verdict}")
+    print(
+        f"{'':37}{scale:11.0e} | {float(g[1]):8.2f} {float(g[50]):9.2e} {float(g[99]):9.2e} | {verdict}"
+    )
     if scale == 1e-8:
         assert g[99] > 1e6 * g[1]
     if scale >= 0.3:
@@ -317,7 +372,9 @@ for seed in range(5):
     W = torch.randn(32, 32, generator=gen, dtype=torch.float64)
     W = 0.95 * W / largest_singular_value(W)  # sigma_max = 0.95, tanh: gamma = 1
     for scale in (0.01, 0.3, 1.0):
-        g = rnn_jacobian_profile(W, torch.eye(32, dtype=torch.float64), chapter_inputs(80, 32, seed, scale), "tanh")
+        g = rnn_jacobian_profile(
+            W, torch.eye(32, dtype=torch.float64), chapter_inputs(80, 32, seed, scale), "tanh"
+        )
         bound = math.sqrt(32) * 0.95 ** torch.arange(80, dtype=torch.float64)
         worst = max(worst, float((g / bound).max()))
 print(f"sigma_max = 0.95, tanh, 15 runs: largest g(k) / bound = {worst:.3f} <= 1")
@@ -335,7 +392,7 @@ assert worst <= 1 + 1e-9
 #
 # Pascanu et al.'s Algorithm 1: compute the **global** gradient norm ‖g‖ over all parameters; if
 # it exceeds a threshold c, rescale every gradient by c/‖g‖. The direction is kept, only the step
-# length is capped (`attncourse.gradient_paths.clip_gradients`, `clip_grad_norm_`; you write it in
+# length is capped (`attncourse.chapters.ch04_gradient_paths.clip_gradients`, `clip_grad_norm_`; you write it in
 # Exercise 4). The demonstration: a **linear** RNN (hidden 16, T = 30) started in the exploding
 # regime W_hh = 1.2 · orthogonal, trained for 100 steps with plain SGD (lr 0.1, batch 32) to output
 # the input 3 steps back. At the start the gradient norm is about 2·10⁴.
@@ -350,21 +407,27 @@ loss_clip, norm_clip = exploding_training(clip=1.0)
 first_nan = next(i for i, v in enumerate(loss_plain) if math.isnan(v))
 print(f"gradient norm at step 0: {norm_plain[0]:.2e}")
 print(f"no clipping  : loss {loss_plain[0]:.1f} -> not finite from step {first_nan} on")
-print(f"clip at 1.0  : loss {loss_clip[0]:.1f} -> {np.mean(loss_clip[-10:]):.3f} (mean of the last 10 of "
-      f"{len(loss_clip)} steps; predicting 0 scores 1.0)")
+print(
+    f"clip at 1.0  : loss {loss_clip[0]:.1f} -> {np.mean(loss_clip[-10:]):.3f} (mean of the last 10 of "
+    f"{len(loss_clip)} steps; predicting 0 scores 1.0)"
+)
 assert first_nan <= 3 and norm_plain[0] > 1e3
 assert np.mean(loss_clip[-10:]) < 0.1 and all(math.isfinite(v) for v in loss_clip)
 
 # %%
 fig, ax = plt.subplots(1, 2, figsize=(10, 3))
-ax[0].semilogy(loss_plain, "o-", c="tab:red", ms=7, label=f"no clipping (nan from step {first_nan})")
+ax[0].semilogy(
+    loss_plain, "o-", c="tab:red", ms=7, label=f"no clipping (nan from step {first_nan})"
+)
 ax[0].semilogy(loss_clip, c="tab:blue", label="clipped at ||g|| = 1")
 ax[0].axhline(1.0, ls=":", c="k", lw=1, label="predict 0")
 ax[0].set(xlabel="SGD step", ylabel="loss", title="linear RNN started at rho = 1.2")
 ax[0].legend(fontsize=8)
 ax[1].semilogy(norm_clip, c="tab:blue")
 ax[1].axhline(1.0, ls="--", c="k", lw=1, label="threshold c = 1")
-ax[1].set(xlabel="SGD step", ylabel="||g|| before clipping", title="the clipped run's raw gradient norm")
+ax[1].set(
+    xlabel="SGD step", ylabel="||g|| before clipping", title="the clipped run's raw gradient norm"
+)
 ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -395,14 +458,18 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 base, x100 = chapter_attention(64, 0), chapter_inputs(100, 64, 0)
-print(f"{'beta':>5} {'max weight':>10} | {'median g(k)/max g(k)':>20} {'share of positions below 1e-3 of max':>37}")
+print(
+    f"{'beta':>5} {'max weight':>10} | {'median g(k)/max g(k)':>20} {'share of positions below 1e-3 of max':>37}"
+)
 shares = {}
 for beta in (1.0, 4.0, 16.0, 64.0):
     m = copy.deepcopy(base)
     with torch.no_grad():
         m.q_proj.weight.mul_(beta)
         m.q_proj.bias.mul_(beta)
-    g = attention_jacobian_profile(m, x100)[1:]  # (99,) k >= 1, closed form (= autograd, see the tests)
+    g = attention_jacobian_profile(m, x100)[
+        1:
+    ]  # (99,) k >= 1, closed form (= autograd, see the tests)
     w_max = float(m(x100[None, -1:], x100[None], x100[None])[1].detach().max())
     shares[beta] = float((g < 1e-3 * g.max()).double().mean())
     print(f"{beta:5.0f} {w_max:10.3f} | {float(g.median() / g.max()):20.2e} {shares[beta]:37.2f}")
@@ -453,7 +520,9 @@ print(f"n = {n}: steps (or layers) for information at position 0 to reach positi
 for name, steps in paths.items():
     print(f"  {name:28s} {float(steps):4.0f}")
 all_pairs = shortest_path_lengths(A > 0)
-print(f"self-attention, all pairs: max dist = {float(all_pairs.max()):.0f}, diagonal = {float(all_pairs.diagonal().max()):.0f}")
+print(
+    f"self-attention, all pairs: max dist = {float(all_pairs.max()):.0f}, diagonal = {float(all_pairs.diagonal().max()):.0f}"
+)
 assert [float(v) for v in paths.values()] == [63, 63, 6, 1, 8]
 
 # %% [markdown]
@@ -491,20 +560,33 @@ costs = {n_: layer_costs(n_, d_model) for n_ in ns}
 print(f"d = {d_model}   {'':16} " + "".join(f"{'n = ' + str(n_):>34}" for n_ in ns))
 print(f"{'layer':16} {'':16} " + "".join(f"{'FLOPs':>14}{'sequential':>11}{'path':>9}" for _ in ns))
 for layer in ("self-attention", "recurrent", "convolutional"):
-    row = "".join(f"{costs[n_][layer]['flops']:14.3g}{costs[n_][layer]['sequential']:11d}{costs[n_][layer]['path']:9.0f}"
-                  for n_ in ns)
+    row = "".join(
+        f"{costs[n_][layer]['flops']:14.3g}{costs[n_][layer]['sequential']:11d}{costs[n_][layer]['path']:9.0f}"
+        for n_ in ns
+    )
     print(f"{layer:16} {'':16} {row}")
 print("fitted exponent of n (32 -> 512):")
 exponents = {}
 for layer in ("self-attention", "recurrent", "convolutional"):
-    exponents[layer] = {key: math.log(costs[512][layer][key] / costs[32][layer][key]) / math.log(16)
-                        for key in ("flops", "sequential", "path")}
-    print(f"  {layer:16}  FLOPs ~ n^{exponents[layer]['flops']:.2f}   sequential ~ n^{exponents[layer]['sequential']:.2f}"
-          f"   path ~ n^{exponents[layer]['path']:.2f}")
-assert abs(exponents["self-attention"]["flops"] - 2) < 0.01 and abs(exponents["recurrent"]["flops"] - 1) < 0.01
+    exponents[layer] = {
+        key: math.log(costs[512][layer][key] / costs[32][layer][key]) / math.log(16)
+        for key in ("flops", "sequential", "path")
+    }
+    print(
+        f"  {layer:16}  FLOPs ~ n^{exponents[layer]['flops']:.2f}   sequential ~ n^{exponents[layer]['sequential']:.2f}"
+        f"   path ~ n^{exponents[layer]['path']:.2f}"
+    )
+assert (
+    abs(exponents["self-attention"]["flops"] - 2) < 0.01
+    and abs(exponents["recurrent"]["flops"] - 1) < 0.01
+)
 assert abs(exponents["convolutional"]["flops"] - 1) < 0.01
-assert exponents["recurrent"]["sequential"] > 0.95 and exponents["self-attention"]["sequential"] == 0
-assert costs[32]["self-attention"]["flops"] < costs[32]["recurrent"]["flops"]  # n < d: attention is cheaper
+assert (
+    exponents["recurrent"]["sequential"] > 0.95 and exponents["self-attention"]["sequential"] == 0
+)
+assert (
+    costs[32]["self-attention"]["flops"] < costs[32]["recurrent"]["flops"]
+)  # n < d: attention is cheaper
 
 # %% [markdown]
 # Measured, the three rows of Vaswani et al.'s Table 1 (self-attention O(n²·d) / O(1) / O(1);
@@ -537,7 +619,9 @@ assert costs[32]["self-attention"]["flops"] < costs[32]["recurrent"]["flops"]  #
 # %%
 # NBVAL_CHECK_OUTPUT
 x32 = torch.randn(32, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
-print(f"n = 32, eps = 0.01:  {'score scale':>11} | {'edges A > eps':>13} | {'diameter (max dist)':>19}")
+print(
+    f"n = 32, eps = 0.01:  {'score scale':>11} | {'edges A > eps':>13} | {'diameter (max dist)':>19}"
+)
 diameters = {}
 for scale in (0.1, 0.5, 1.0, 2.0, 4.0):
     _, A = scaled_dot_product_attention(x32, x32, x32, scale=scale / 4)  # (32, 32)
@@ -572,27 +656,44 @@ for seed in (0, 1):
     torch.manual_seed(seed)
     models["att", seed] = RecallAttention()
     train_recall(models["att", seed], steps=100, lr=1e-2, seed=seed, desc=f"attention, seed {seed}")
-    acc_rnn[seed], acc_att[seed] = recall_accuracy(models["rnn", seed]), recall_accuracy(models["att", seed])
+    acc_rnn[seed], acc_att[seed] = (
+        recall_accuracy(models["rnn", seed]),
+        recall_accuracy(models["att", seed]),
+    )
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 print(f"{'distance k':>16}: " + " ".join(f"{k_:5d}" for k_ in range(1, 11)))
 for seed in (0, 1):
-    print(f"{'RNN, seed ' + str(seed):>16}: " + " ".join(f"{a:5.2f}" for a in acc_rnn[seed].tolist()))
-    print(f"{'attention, seed ' + str(seed):>16}: " + " ".join(f"{a:5.2f}" for a in acc_att[seed].tolist()))
+    print(
+        f"{'RNN, seed ' + str(seed):>16}: " + " ".join(f"{a:5.2f}" for a in acc_rnn[seed].tolist())
+    )
+    print(
+        f"{'attention, seed ' + str(seed):>16}: "
+        + " ".join(f"{a:5.2f}" for a in acc_att[seed].tolist())
+    )
 for seed in (0, 1):
     near, far = float(acc_rnn[seed][0]), float(acc_rnn[seed][5:].mean())
     assert near >= 0.9 and far <= 0.5 and near - far >= 0.4, (seed, near, far)
     assert float(acc_att[seed].min()) >= 0.95, seed
-print("RNN: accurate at k = 1, near chance (0.25) from k = 6 on; attention: accurate at every distance")
+print(
+    "RNN: accurate at k = 1, near chance (0.25) from k = 6 on; attention: accurate at every distance"
+)
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))
 for seed, style in ((0, "-"), (1, "--")):
     ax.plot(range(1, 11), acc_rnn[seed], "o" + style, c="tab:blue", label=f"RNN, seed {seed}")
-    ax.plot(range(1, 11), acc_att[seed], "s" + style, c="tab:orange", label=f"attention, seed {seed}")
+    ax.plot(
+        range(1, 11), acc_att[seed], "s" + style, c="tab:orange", label=f"attention, seed {seed}"
+    )
 ax.axhline(0.25, ls=":", c="k", lw=1, label="chance")
-ax.set(xlabel="distance k", ylabel="accuracy", ylim=(0, 1.05), title="recall the token k positions back")
+ax.set(
+    xlabel="distance k",
+    ylabel="accuracy",
+    ylim=(0, 1.05),
+    title="recall the token k positions back",
+)
 ax.legend(fontsize=7, ncol=2)
 plt.tight_layout()
 plt.show()
@@ -621,8 +722,12 @@ with torch.no_grad():
 span_last = effective_span(weights, eps=0.5)[:, 0, -1]  # (500,) the query position
 cover_last = information_coverage(weights, tau=0.5)[:, 0, -1]  # (500,)
 print("trained recall attention, eps = tau = 0.5:")
-print(f"  span of the last query == asked distance k: {float((span_last == kq).double().mean()):.3f} of 500 queries")
-print(f"  coverage |R(last)| = 1 (one position above 0.5): {float((cover_last == 1).double().mean()):.3f}")
+print(
+    f"  span of the last query == asked distance k: {float((span_last == kq).double().mean()):.3f} of 500 queries"
+)
+print(
+    f"  coverage |R(last)| = 1 (one position above 0.5): {float((cover_last == 1).double().mean()):.3f}"
+)
 assert float((span_last == kq).double().mean()) > 0.95
 
 # %% [markdown]
@@ -638,14 +743,23 @@ dirichlet = torch.distributions.Dirichlet(torch.full((50,), 0.3, dtype=torch.flo
 w_random = dirichlet.sample((2000,))[None, None]  # (1, 1, 2000, 50) random attention rows
 for tau in (0.05, 0.1, 0.3):
     cov = information_coverage(w_random, tau)
-    print(f"tau = {tau:4}: max |R(i)| over 2000 random rows = {int(cov.max()):2d}  < 1/tau = {1 / tau:.1f}")
+    print(
+        f"tau = {tau:4}: max |R(i)| over 2000 random rows = {int(cov.max()):2d}  < 1/tau = {1 / tau:.1f}"
+    )
     assert (cov < 1 / tau).all()
 print(f"{'n':>6} {'span, eps = 0.01':>17} {'span, eps = 0.5/n':>18} {'coverage, tau = 0.01':>21}")
 for n_ in (10, 50, 100, 200):
     uniform = torch.full((1, 1, n_, n_), 1 / n_, dtype=torch.float64)
-    s_fixed, s_scaled = effective_span(uniform, 0.01)[0, 0, -1], effective_span(uniform, 0.5 / n_)[0, 0, -1]
-    print(f"{n_:6d} {int(s_fixed):17d} {int(s_scaled):18d} {int(information_coverage(uniform, 0.01)[0, 0, -1]):21d}")
-local = softmax(torch.zeros(1, 1, 12, 12, dtype=torch.float64), mask=local_attention_graph(12, 2))  # window 2
+    s_fixed, s_scaled = (
+        effective_span(uniform, 0.01)[0, 0, -1],
+        effective_span(uniform, 0.5 / n_)[0, 0, -1],
+    )
+    print(
+        f"{n_:6d} {int(s_fixed):17d} {int(s_scaled):18d} {int(information_coverage(uniform, 0.01)[0, 0, -1]):21d}"
+    )
+local = softmax(
+    torch.zeros(1, 1, 12, 12, dtype=torch.float64), mask=local_attention_graph(12, 2)
+)  # window 2
 print("local attention, window 2: span of each query =", effective_span(local, 0.01)[0, 0].tolist())
 assert effective_span(local, 0.01).max() == 2
 
@@ -679,18 +793,27 @@ for rho in (0.9, 1.0, 1.1):
     info[rho] = gaussian_rnn_information(W, torch.eye(d_info, dtype=torch.float64), T_info, dists)
     print(f"rho = {rho}: I(h_T; x_T-k) in nats for k = {dists}:", [f"{v:.3g}" for v in info[rho]])
 slope_09 = np.polyfit(dists[2:], np.log(info[0.9][2:]), 1)[0]
-print(f"rho = 0.9: slope of ln I = {slope_09:.4f} per step, 2 ln 0.9 = {2 * math.log(0.9):.4f}  (lambda = {-1 / slope_09:.2f})")
+print(
+    f"rho = 0.9: slope of ln I = {slope_09:.4f} per step, 2 ln 0.9 = {2 * math.log(0.9):.4f}  (lambda = {-1 / slope_09:.2f})"
+)
 assert abs(slope_09 - 2 * math.log(0.9)) < 0.01
 assert max(info[1.0]) - min(info[1.0]) < 1e-9 and info[1.1][-1] > info[1.1][0]
 
 s_sum = sum(0.9 ** (2 * m) for m in range(T_info))
 g_sq = [d_info * 0.9 ** (2 * k_) for k_ in dists]  # ||dh_T/dx_{T-k}||_F^2 = d rho^2k
-print("rho = 0.9: I(k) / (||g(k)||_F^2 / 2s) =", [f"{i_ / (g2 / (2 * s_sum)):.3f}" for i_, g2 in zip(info[0.9], g_sq)])
+print(
+    "rho = 0.9: I(k) / (||g(k)||_F^2 / 2s) =",
+    [f"{i_ / (g2 / (2 * s_sum)):.3f}" for i_, g2 in zip(info[0.9], g_sq)],
+)
 
-bias = alibi_bias(8, 1, 16, dtype=torch.float64)[0, 0]  # (16,) head 0: -m |0 - j|, m = 1/2; j = distance d
+bias = alibi_bias(8, 1, 16, dtype=torch.float64)[
+    0, 0
+]  # (16,) head 0: -m |0 - j|, m = 1/2; j = distance d
 w_alibi = softmax(bias)  # equal content scores: only the bias differs
 ratios = (w_alibi[1:] / w_alibi[:-1]).tolist()
-print(f"ALiBi head 0, equal contents: w(d+1)/w(d) = {min(ratios):.6f} .. {max(ratios):.6f} = exp(-1/2) = {math.exp(-0.5):.6f}")
+print(
+    f"ALiBi head 0, equal contents: w(d+1)/w(d) = {min(ratios):.6f} .. {max(ratios):.6f} = exp(-1/2) = {math.exp(-0.5):.6f}"
+)
 assert max(abs(r - math.exp(-0.5)) for r in ratios) < 1e-12
 
 # %% [markdown]
@@ -741,11 +864,15 @@ gradient_widget_update(timing_plot, 1.0, "tanh", 100)  # first draw caches the s
 times = []
 for step in range(20):
     start = time.perf_counter()
-    gradient_widget_update(timing_plot, 0.8 + 0.02 * step, ("linear", "tanh", "relu")[step % 3], 200 - 10 * (step % 5))
+    gradient_widget_update(
+        timing_plot, 0.8 + 0.02 * step, ("linear", "tanh", "relu")[step % 3], 200 - 10 * (step % 5)
+    )
     times.append(time.perf_counter() - start)
 median_ms = 1000 * float(np.median(times))
-print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 20 moves "
-      f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)")
+print(
+    f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms over 20 moves "
+    f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
+)
 
 # %% [markdown]
 # ## 12. Claim checks at a glance
@@ -786,6 +913,7 @@ print(f"one widget update (compute + redraw + PNG): median {median_ms:.1f} ms ov
 # Return ∂h_T/∂h_t, the (d, d) matrix whose entry (a, b) is ∂states[−1][a]/∂states[t][b]. Use only
 # W_hh and the states (hint: tanh′(a_s) = 1 − h_s²; which states' derivatives appear?).
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch04_rnn_jacobian", "locked": false, "schema_version": 3, "solution": true}
 def my_rnn_jacobian(W_hh, states, t):
     """W_hh (d, d), states (T, d) rows h_1..h_T, t a 0-based row -> dh_T/dh_t (d, d)."""
@@ -799,18 +927,18 @@ def my_rnn_jacobian(W_hh, states, t):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch04_rnn_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch04 import check_rnn_jacobian
+from attncourse.exercises.ch04 import check_rnn_jacobian
 
 check_rnn_jacobian(my_rnn_jacobian)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch04 as ex04
+import attncourse.exercises.ch04 as ex04
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)  # fresh copies: a patched check or guard does not count
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex04 = importlib.reload(ex04)
 ex04.check_rnn_jacobian(my_rnn_jacobian, seed=21)
 _g = torch.Generator().manual_seed(401)
@@ -828,7 +956,9 @@ def _run_from(h_t, t):  # re-run the RNN from state h_t at row t with the same i
 
 for _t in (0, 2, 5, 6):
     _J = torch.autograd.functional.jacobian(lambda h: _run_from(h, _t), _states[_t])
-    assert torch.allclose(my_rnn_jacobian(_rnn.weight_hh.detach(), _states, _t), _J), f"differs from autograd at t = {_t}"
+    assert torch.allclose(my_rnn_jacobian(_rnn.weight_hh.detach(), _states, _t), _J), (
+        f"differs from autograd at t = {_t}"
+    )
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -836,6 +966,7 @@ for _t in (0, 2, 5, 6):
 # `my_effective_span(weights, eps)`: weights (..., T, S) with query i and key j at positions 0, 1, …
 # → (..., T) **integer** (torch.long) tensor, span(i) = max{|i − j| : A_ij > eps}, and 0 when no
 # weight exceeds eps. Use plain tensor operations (no loops needed: build the |i − j| table once).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_effective_span", "locked": false, "schema_version": 3, "solution": true}
 def my_effective_span(weights, eps):
@@ -849,18 +980,18 @@ def my_effective_span(weights, eps):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch04_effective_span_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch04 import check_effective_span
+from attncourse.exercises.ch04 import check_effective_span
 
 check_effective_span(my_effective_span)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch04 as ex04
+import attncourse.exercises.ch04 as ex04
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex04 = importlib.reload(ex04)
 ex04.check_effective_span(my_effective_span, seed=22)
 _w = torch.zeros(1, 2, 4, 6, dtype=torch.float64)
@@ -880,6 +1011,7 @@ assert my_effective_span(_u, 0.1).tolist() == [8, 7, 6]
 # when weights[i, j] > eps (i reads j in one step). dist[i, i] = 0; dist[i, j] = the fewest edges on
 # a path from i to j; `float("inf")` when there is no path. Breadth-first search from every start
 # (a Python loop over starts and steps is fine; so is a matrix form).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_path_lengths", "locked": false, "schema_version": 3, "solution": true}
 def my_path_lengths(weights, eps):
@@ -903,18 +1035,18 @@ def my_path_lengths(weights, eps):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch04_path_lengths_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch04 import check_path_lengths
+from attncourse.exercises.ch04 import check_path_lengths
 
 check_path_lengths(my_path_lengths)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch04 as ex04
+import attncourse.exercises.ch04 as ex04
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex04 = importlib.reload(ex04)
 ex04.check_path_lengths(my_path_lengths, seed=23)
 _n = 9
@@ -923,10 +1055,16 @@ for _i in range(1, _n):
     _chain[_i, _i - 1] = 1.0  # i reads i - 1 only: an RNN without self-loops
 _d = my_path_lengths(_chain, 0.5)
 _i, _j = torch.meshgrid(torch.arange(_n), torch.arange(_n), indexing="ij")
-_expected = torch.where(_j <= _i, (_i - _j).double(), torch.tensor(float("inf"), dtype=torch.float64))
-assert _d.dtype == torch.float64 and torch.equal(_d, _expected), "a chain i -> i-1: dist[i, j] = i - j for j <= i"
+_expected = torch.where(
+    _j <= _i, (_i - _j).double(), torch.tensor(float("inf"), dtype=torch.float64)
+)
+assert _d.dtype == torch.float64 and torch.equal(_d, _expected), (
+    "a chain i -> i-1: dist[i, j] = i - j for j <= i"
+)
 _full = torch.full((5, 5), 0.2, dtype=torch.float64)
-assert torch.equal(my_path_lengths(_full, 0.1), 1 - torch.eye(5, dtype=torch.float64)), "all edges: 1 off the diagonal"
+assert torch.equal(my_path_lengths(_full, 0.1), 1 - torch.eye(5, dtype=torch.float64)), (
+    "all edges: 1 off the diagonal"
+)
 assert torch.isinf(my_path_lengths(_full, 0.3)).sum() == 20, "no edges: inf off the diagonal"
 ### END HIDDEN TESTS
 
@@ -936,6 +1074,7 @@ assert torch.isinf(my_path_lengths(_full, 0.3)).sum() == 20, "no edges: inf off 
 # the **global** norm ‖g‖ = √(Σ over all tensors and entries of g²); if ‖g‖ > max_norm, return every
 # tensor multiplied by max_norm/‖g‖, otherwise return them unchanged (as a tuple, same order). Do not
 # change the inputs in place, and do not call `torch.nn.utils.clip_grad_norm_`.
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_clip_grad_norm", "locked": false, "schema_version": 3, "solution": true}
 def my_clip_grad_norm(grads, max_norm):
@@ -948,23 +1087,25 @@ def my_clip_grad_norm(grads, max_norm):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch04_clip_grad_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch04 import check_clip_gradients
+from attncourse.exercises.ch04 import check_clip_gradients
 
 check_clip_gradients(my_clip_grad_norm)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch04 as ex04
+import attncourse.exercises.ch04 as ex04
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex04 = importlib.reload(ex04)
 ex04.check_clip_gradients(my_clip_grad_norm, seed=24)
 _a, _b = torch.tensor([3.0, 0.0]), torch.tensor([[0.0], [4.0]])  # global norm 5
 _ca, _cb = my_clip_grad_norm((_a, _b), 1.0)
-assert torch.allclose(_ca, torch.tensor([0.6, 0.0]), atol=1e-5) and torch.allclose(_cb, torch.tensor([[0.0], [0.8]]), atol=1e-5)
+assert torch.allclose(_ca, torch.tensor([0.6, 0.0]), atol=1e-5) and torch.allclose(
+    _cb, torch.tensor([[0.0], [0.8]]), atol=1e-5
+)
 assert torch.equal(_a, torch.tensor([3.0, 0.0])), "the input changed in place"
 _small = my_clip_grad_norm((_a, _b), 10.0)
 assert torch.allclose(_small[0], _a) and torch.allclose(_small[1], _b), "norm 5 <= 10: unchanged"
@@ -974,7 +1115,9 @@ for _p, _gr in zip(_params, _grads):
     _p.grad = _gr.clone()
 torch.nn.utils.clip_grad_norm_(_params, 2.0)
 _mine = my_clip_grad_norm(_grads, 2.0)
-assert all(torch.allclose(_m, _p.grad, atol=1e-6) for _m, _p in zip(_mine, _params)), "differs from torch's clip_grad_norm_"
+assert all(torch.allclose(_m, _p.grad, atol=1e-6) for _m, _p in zip(_mine, _params)), (
+    "differs from torch's clip_grad_norm_"
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -51,7 +51,7 @@ from torch import nn
 from torch.autograd.functional import jacobian
 
 from attncourse.blocks import Highway, MultiScaleHighway, Residual
-from attncourse.depth import (
+from attncourse.chapters.ch08_residual_highway_normalization import (
     DeepStack,
     DepthPlot,
     depth_experiment,
@@ -100,7 +100,10 @@ F_branch = nn.Sequential(nn.Linear(4, 4), nn.Tanh()).double()
 block = Residual(F_branch)
 x = torch.randn(4, dtype=torch.float64)
 J = jacobian(block, x)  # (4, 4), J[i, j] = dy_i / dx_j
-print("Jacobian of x + F(x) equals I + dF/dx:", torch.allclose(J, torch.eye(4, dtype=torch.float64) + jacobian(F_branch, x)))
+print(
+    "Jacobian of x + F(x) equals I + dF/dx:",
+    torch.allclose(J, torch.eye(4, dtype=torch.float64) + jacobian(F_branch, x)),
+)
 
 upstream = torch.randn(4, dtype=torch.float64)  # dL/dx_{l+1}
 for name, c in (("F(x) = +x/2", 0.5), ("F(x) = -x/2", -0.5), ("F(x) = -x", -1.0)):
@@ -127,7 +130,12 @@ for name, c in (("F(x) = +x/2", 0.5), ("F(x) = -x/2", -0.5), ("F(x) = -x", -1.0)
 g = torch.Generator().manual_seed(1)
 d = 6
 Js = torch.randn(20_000, d, d, generator=g, dtype=torch.float64)
-Js = Js / torch.linalg.matrix_norm(Js, ord=2)[:, None, None] * 2 * torch.rand(20_000, 1, 1, generator=g, dtype=torch.float64)
+Js = (
+    Js
+    / torch.linalg.matrix_norm(Js, ord=2)[:, None, None]
+    * 2
+    * torch.rand(20_000, 1, 1, generator=g, dtype=torch.float64)
+)
 gs = torch.randn(20_000, 1, d, generator=g, dtype=torch.float64)
 spectral = torch.linalg.matrix_norm(Js, ord=2)  # (20000,)
 ratio = (gs @ (torch.eye(d, dtype=torch.float64) + Js)).norm(dim=(1, 2)) / gs.norm(dim=(1, 2))
@@ -138,7 +146,7 @@ print(f"draws where the gradient shrank (ratio < 1): {float((ratio < 1).double()
 # %% [markdown]
 # ### Layer by layer: plain vs residual vs highway at initialisation
 #
-# `layer_statistics` (from `attncourse.depth`) builds a fresh stack of 50 layers of width 32, sends
+# `layer_statistics` (from `attncourse.chapters.ch08_residual_highway_normalization`) builds a fresh stack of 50 layers of width 32, sends
 # a random batch of 64 inputs through it, and back-propagates a cross-entropy loss. For every layer
 # l it reports the size of the activations $h_l$, the gradient norm $\lVert\partial\mathcal{L}/\partial h_l\rVert$
 # (Eq. 5.3.2 applied 50 times) and the **mean cosine similarity between the representations of
@@ -160,12 +168,16 @@ configs = {
     "highway (gate bias -6)": dict(kind="highway", gate_bias=-6.0),
 }
 stats = {name: layer_statistics(depth=L, **kw) for name, kw in configs.items()}
-print(f"{'depth 50':24s} {'RMS h_L':>9} {'|g_0|/|g_L|':>12} {'layers with |g_l| < |g_l+1|':>28} {'cosine at h_L':>14}")
+print(
+    f"{'depth 50':24s} {'RMS h_L':>9} {'|g_0|/|g_L|':>12} {'layers with |g_l| < |g_l+1|':>28} {'cosine at h_L':>14}"
+)
 for name, s in stats.items():
     g_norm = s.gradient_norm
     shrinking = int((g_norm[:-1] < g_norm[1:]).sum())
-    print(f"{name:24s} {float(s.activation_rms[-1]):9.2g} {float(g_norm[0] / g_norm[-1]):12.2g} "
-          f"{shrinking:>22d} of {L} {float(s.cosine[-1]):14.2f}")
+    print(
+        f"{name:24s} {float(s.activation_rms[-1]):9.2g} {float(g_norm[0] / g_norm[-1]):12.2g} "
+        f"{shrinking:>22d} of {L} {float(s.cosine[-1]):14.2f}"
+    )
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3))
 for name, s in stats.items():
@@ -212,6 +224,7 @@ plt.show()
 # > **Glossary** · feature reuse 特征重用 · representation 表示 · least squares 最小二乘 ·
 # > coefficient of determination R² 决定系数 · function space 函数空间
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def linear_recovery(states, target):
@@ -219,15 +232,20 @@ def linear_recovery(states, target):
     y = target.double() - target.double().mean(0)  # (N, width) centred
     r2 = []
     for h in states:
-        u, s, _ = torch.linalg.svd(h.double() - h.double().mean(0), full_matrices=False)  # (N, width), (width,)
+        u, s, _ = torch.linalg.svd(
+            h.double() - h.double().mean(0), full_matrices=False
+        )  # (N, width), (width,)
         u = u[:, s > 1e-10 * s.max()]  # an orthonormal basis of the centred column space
         r2.append(float((u.T @ y).pow(2).sum() / y.pow(2).sum()))  # |projection of y|² / |y|²
     return r2
 
 
 inputs = torch.randn(512, 20, generator=torch.Generator().manual_seed(5))  # (N, d_in)
-stacks = {"plain": DeepStack("plain", L, 32), "residual (1/sqrt L)": DeepStack("residual", L, 32, branch_scale=1 / math.sqrt(L)),
-          "highway": DeepStack("highway", L, 32)}
+stacks = {
+    "plain": DeepStack("plain", L, 32),
+    "residual (1/sqrt L)": DeepStack("residual", L, 32, branch_scale=1 / math.sqrt(L)),
+    "highway": DeepStack("highway", L, 32),
+}
 shown = (0, 5, 10, 25, 50)
 print(f"{'R² of h_0 from h_l':22s}", "  ".join(f"l={l:<3d}" for l in shown))
 for name, stack in stacks.items():
@@ -240,9 +258,13 @@ zero_branch = nn.Sequential(nn.ReLU(), nn.Linear(32, 32))
 nn.init.zeros_(zero_branch[1].weight)
 nn.init.zeros_(zero_branch[1].bias)
 h = torch.randn(8, 32)
-print("residual block with a zero branch is the identity:", torch.equal(Residual(zero_branch)(h), h))
-print("a ReLU layer's output is never negative, so never equals an input with negative entries:",
-      bool((torch.relu(nn.Linear(32, 32)(h)) >= 0).all()))
+print(
+    "residual block with a zero branch is the identity:", torch.equal(Residual(zero_branch)(h), h)
+)
+print(
+    "a ReLU layer's output is never negative, so never equals an input with negative entries:",
+    bool((torch.relu(nn.Linear(32, 32)(h)) >= 0).all()),
+)
 
 # %% [markdown]
 # **Claim check — feature reuse ✓ (measured), identity in the function space ✓.** The plain
@@ -275,14 +297,19 @@ print("a ReLU layer's output is never negative, so never equals an input with ne
 print(f"{'gate bias':>9} {'mean T':>8} {'RMS h_50':>9} {'|g_0|/|g_50|':>13} {'cosine at h_50':>15}")
 for bias in (-10.0, -6.0, -3.0, -1.0, 0.0, 2.0):
     s = layer_statistics("highway", L, gate_bias=bias)
-    print(f"{bias:9.0f} {float(s.gate_mean.mean()):8.4f} {float(s.activation_rms[-1]):9.2g} "
-          f"{float(s.gradient_norm[0] / s.gradient_norm[-1]):13.2g} {float(s.cosine[-1]):15.2f}")
+    print(
+        f"{bias:9.0f} {float(s.gate_mean.mean()):8.4f} {float(s.activation_rms[-1]):9.2g} "
+        f"{float(s.gradient_norm[0] / s.gradient_norm[-1]):13.2g} {float(s.cosine[-1]):15.2f}"
+    )
 
 hw = Highway(6, gate_bias=-30.0)
 x6 = torch.randn(5, 6)
 print("gate bias -30 (T = 0): the layer copies its input:", torch.allclose(hw(x6), x6, atol=1e-6))
 hw = Highway(6, gate_bias=30.0)
-print("gate bias +30 (T = 1): the layer is the plain layer H:", torch.allclose(hw(x6), hw.transform(x6), atol=1e-6))
+print(
+    "gate bias +30 (T = 1): the layer is the plain layer H:",
+    torch.allclose(hw(x6), hw.transform(x6), atol=1e-6),
+)
 
 # %% [markdown]
 # **Claim check — Eq. (5.3.3)–(5.3.4) ✓** (the package's `Highway` is tested against the formula),
@@ -341,6 +368,7 @@ assert torch.allclose(J, full) and (J - printed).abs().max() > 1e-2
 # > **Glossary** · multi-scale 多尺度 · receptive field 感受野 · convolution 卷积 · kernel size 卷积核大小 ·
 # > fusion weight 融合权重 · convex mixture 凸组合
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def receptive_field(blocks, T=33, position=16, dim=4, trials=8):
@@ -362,11 +390,18 @@ msh = MultiScaleHighway(4, kernel_sizes=(1, 3, 5)).double()
 with torch.no_grad():
     msh.fusion_logits.copy_(torch.tensor([1.0, 0.0, -1.0]))  # learnable; here set by hand
     weights = msh.fusion_weights  # (K,) softmax of the logits
-print("fusion weights (softmax):", [round(w, 3) for w in weights.tolist()], " sum =", round(float(weights.sum()), 12))
+print(
+    "fusion weights (softmax):",
+    [round(w, 3) for w in weights.tolist()],
+    " sum =",
+    round(float(weights.sum()), 12),
+)
 for depth in (1, 2, 3):
     blocks = [MultiScaleHighway(4, kernel_sizes=(1, 3, 5)).double() for _ in range(depth)]
     rf = receptive_field(blocks)
-    print(f"{depth} block(s): output 16 depends on inputs {rf[0]}..{rf[-1]}  ({len(rf)} positions = 1 + {depth} x (5 - 1))")
+    print(
+        f"{depth} block(s): output 16 depends on inputs {rf[0]}..{rf[-1]}  ({len(rf)} positions = 1 + {depth} x (5 - 1))"
+    )
     assert len(rf) == 1 + depth * 4
 
 # %% [markdown]
@@ -410,16 +445,22 @@ snapshot.update(layer_statistics("residual", 50, norm="layer"))
 plt.show()
 timing_plot = DepthPlot()
 depth_widget_update(timing_plot, "plain", 10)  # first draw caches the static background
-settings = [(kind, depth, norm) for depth in (30, 100) for kind in ("plain", "residual", "highway")
-            for norm in ("none", "layer", "batch")]
+settings = [
+    (kind, depth, norm)
+    for depth in (30, 100)
+    for kind in ("plain", "residual", "highway")
+    for norm in ("none", "layer", "batch")
+]
 times = []
 for kind, depth, norm in settings:
     start = time.perf_counter()
     depth_widget_update(timing_plot, kind, depth, norm=norm)
     times.append(time.perf_counter() - start)
 median_ms, worst_ms = 1000 * float(np.median(times)), 1000 * max(times)
-print(f"one widget update (statistics + redraw + PNG): median {median_ms:.1f} ms, slowest {worst_ms:.1f} ms over "
-      f"{len(times)} settings ({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)")
+print(
+    f"one widget update (statistics + redraw + PNG): median {median_ms:.1f} ms, slowest {worst_ms:.1f} ms over "
+    f"{len(times)} settings ({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
+)
 
 # %% [markdown]
 # ## 6. Reproduction: Srivastava et al. 2015, Fig. 1 — depth kills plain networks, not highway ones
@@ -449,18 +490,28 @@ print(f"one widget update (statistics + redraw + PNG): median {median_ms:.1f} ms
 # NBVAL_IGNORE_OUTPUT
 start = time.perf_counter()
 results = depth_experiment(kinds=("plain", "residual", "highway"), depths=(10, 100), seeds=(0,))
-print(f"trained {sum(r.final_loss.numel() for r in results.values())} networks in {time.perf_counter() - start:.1f} s\n")
-print(f"{'network':14s} {'width':>5} " + " ".join(f"lr={lr:<5}" for lr in results['plain', 10].lrs) + "   best")
+print(
+    f"trained {sum(r.final_loss.numel() for r in results.values())} networks in {time.perf_counter() - start:.1f} s\n"
+)
+print(
+    f"{'network':14s} {'width':>5} "
+    + " ".join(f"lr={lr:<5}" for lr in results["plain", 10].lrs)
+    + "   best"
+)
 for (kind, depth), r in results.items():
     cells = " ".join(f"{v:8.3f}" for v in r.final_loss[0].tolist())
-    print(f"{kind + '-' + str(depth):14s} {r.width:5d} {cells}   {float(r.best[0]):.4f} (lr {r.best_lr[0]})")
+    print(
+        f"{kind + '-' + str(depth):14s} {r.width:5d} {cells}   {float(r.best[0]):.4f} (lr {r.best_lr[0]})"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 best = {key: float(r.best[0]) for key, r in results.items()}
 _, labels = teacher_task()
 frequency = torch.bincount(labels).double() / len(labels)
-print(f"loss of predicting the class frequencies (label entropy): {float(-(frequency * frequency.log()).sum()):.2f}")
+print(
+    f"loss of predicting the class frequencies (label entropy): {float(-(frequency * frequency.log()).sum()):.2f}"
+)
 criteria = {
     "highway-100 <= 0.1": best["highway", 100] <= 0.1,
     "plain-100 >= 10 x highway-100": best["plain", 100] >= 10 * best["highway", 100],
@@ -507,16 +558,30 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-xs = torch.randn(4, 6, 8, dtype=torch.float64) * 3 + torch.arange(8.0, dtype=torch.float64)  # (B, T, d)
+xs = torch.randn(4, 6, 8, dtype=torch.float64) * 3 + torch.arange(
+    8.0, dtype=torch.float64
+)  # (B, T, d)
 y_ln = LayerNorm(8).double()(xs)  # statistics per token, over its d = 8 features
 y_bn = BatchNorm1d(8).double()(xs.transpose(1, 2)).transpose(1, 2)  # per channel, over B and T
 y_rms = RMSNorm(8).double()(xs)
-print("LayerNorm: per token   max |mean over features| < 1e-12:", bool(y_ln.mean(-1).abs().max() < 1e-12),
-      "  variance over features in", [round(float(v), 4) for v in y_ln.var(-1, unbiased=False).aminmax()])
-print("BatchNorm: per channel max |mean over (B, T)|   < 1e-12:", bool(y_bn.mean((0, 1)).abs().max() < 1e-12),
-      "  variance over (B, T) in", [round(float(v), 4) for v in y_bn.var((0, 1), unbiased=False).aminmax()])
-print("RMSNorm:   per token   mean of squares over features in", [round(float(v), 4) for v in y_rms.pow(2).mean(-1).aminmax()],
-      "  (the mean is not removed: max |mean| =", f"{float(y_rms.mean(-1).abs().max()):.2f})")
+print(
+    "LayerNorm: per token   max |mean over features| < 1e-12:",
+    bool(y_ln.mean(-1).abs().max() < 1e-12),
+    "  variance over features in",
+    [round(float(v), 4) for v in y_ln.var(-1, unbiased=False).aminmax()],
+)
+print(
+    "BatchNorm: per channel max |mean over (B, T)|   < 1e-12:",
+    bool(y_bn.mean((0, 1)).abs().max() < 1e-12),
+    "  variance over (B, T) in",
+    [round(float(v), 4) for v in y_bn.var((0, 1), unbiased=False).aminmax()],
+)
+print(
+    "RMSNorm:   per token   mean of squares over features in",
+    [round(float(v), 4) for v in y_rms.pow(2).mean(-1).aminmax()],
+    "  (the mean is not removed: max |mean| =",
+    f"{float(y_rms.mean(-1).abs().max()):.2f})",
+)
 
 # %% [markdown]
 # ### Batch size 1, and training vs evaluation
@@ -537,13 +602,22 @@ one = batch[:1]  # a batch of one sample
 try:
     bn(one)
 except ValueError as error:
-    print("BatchNorm, training, batch of 1 -> ValueError:", str(error).split(": ")[1].split(" (")[0])
-print("LayerNorm, batch of 1 equals the same sample inside a batch of 32:", torch.allclose(ln(one), ln(batch)[:1]))
+    print(
+        "BatchNorm, training, batch of 1 -> ValueError:", str(error).split(": ")[1].split(" (")[0]
+    )
+print(
+    "LayerNorm, batch of 1 equals the same sample inside a batch of 32:",
+    torch.allclose(ln(one), ln(batch)[:1]),
+)
 bn.eval()
 print("BatchNorm, evaluation, batch of 1 works (running statistics):", tuple(bn(one).shape))
 ln.eval()
-print("LayerNorm: training mode == evaluation mode:", torch.equal(ln.train()(batch), ln.eval()(batch)))
-print(f"BatchNorm: max |training - evaluation output| = {float((bn.train()(batch) - bn.eval()(batch)).abs().max()):.2f}")
+print(
+    "LayerNorm: training mode == evaluation mode:", torch.equal(ln.train()(batch), ln.eval()(batch))
+)
+print(
+    f"BatchNorm: max |training - evaluation output| = {float((bn.train()(batch) - bn.eval()(batch)).abs().max()):.2f}"
+)
 
 # %% [markdown]
 # ### Variable-length sequences and padding
@@ -558,13 +632,16 @@ print(f"BatchNorm: max |training - evaluation output| = {float((bn.train()(batch
 # %%
 # NBVAL_CHECK_OUTPUT
 d = 8
-sequences = [torch.randn(n, d, generator=torch.Generator().manual_seed(n), dtype=torch.float64) * 2 + 1 for n in (6, 4, 2)]
+sequences = [
+    torch.randn(n, d, generator=torch.Generator().manual_seed(n), dtype=torch.float64) * 2 + 1
+    for n in (6, 4, 2)
+]
 
 
 def pad(seqs, T):
     out = torch.zeros(len(seqs), T, d, dtype=torch.float64)  # (B, T, d)
     for i, s in enumerate(seqs):
-        out[i, :len(s)] = s
+        out[i, : len(s)] = s
     return out
 
 
@@ -581,11 +658,18 @@ lengths = [6, 4, 2]
 outs = {}
 for T in (6, 12):
     x_pad = pad(sequences, T)
-    outs[T] = (LayerNorm(d).double()(x_pad), BatchNorm1d(d).double()(x_pad.transpose(1, 2)).transpose(1, 2),
-               masked_batch_norm(x_pad, lengths))
+    outs[T] = (
+        LayerNorm(d).double()(x_pad),
+        BatchNorm1d(d).double()(x_pad.transpose(1, 2)).transpose(1, 2),
+        masked_batch_norm(x_pad, lengths),
+    )
 for i, name in enumerate(("LayerNorm", "BatchNorm", "masked BatchNorm")):
-    diff = max(float((outs[6][i][b, :n] - outs[12][i][b, :n]).abs().max()) for b, n in enumerate(lengths))
-    shown = "0 (< 1e-12)" if diff < 1e-12 else f"{diff:.2g}"  # round-off is printed as 0: it varies with the CPU
+    diff = max(
+        float((outs[6][i][b, :n] - outs[12][i][b, :n]).abs().max()) for b, n in enumerate(lengths)
+    )
+    shown = (
+        "0 (< 1e-12)" if diff < 1e-12 else f"{diff:.2g}"
+    )  # round-off is printed as 0: it varies with the CPU
     print(f"{name:17s}: max change of a real token's output, padding to 12 instead of 6 = {shown}")
 
 # %% [markdown]
@@ -595,6 +679,7 @@ for i, name in enumerate(("LayerNorm", "BatchNorm", "masked BatchNorm")):
 # report 7–64 % less running time than LayerNorm, depending on the model. Below, forward passes
 # of the package's from-scratch versions and of PyTorch's fused kernels on 4096 tokens × 512
 # features (one thread; your numbers will differ).
+
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -613,12 +698,16 @@ ms = {}
 with torch.no_grad(), single_thread():
     ms["LayerNorm (from scratch)"] = best_time(LayerNorm(512), tokens)
     ms["RMSNorm (from scratch)"] = best_time(RMSNorm(512), tokens)
-    ms["F.layer_norm (fused)"] = best_time(lambda t: torch.nn.functional.layer_norm(t, (512,)), tokens)
+    ms["F.layer_norm (fused)"] = best_time(
+        lambda t: torch.nn.functional.layer_norm(t, (512,)), tokens
+    )
     ms["F.rms_norm (fused)"] = best_time(lambda t: torch.nn.functional.rms_norm(t, (512,)), tokens)
 for name, value in ms.items():
     print(f"{name:26s} {value:7.2f} ms")
-print(f"RMSNorm saves {1 - ms['RMSNorm (from scratch)'] / ms['LayerNorm (from scratch)']:.0%} (from scratch), "
-      f"{1 - ms['F.rms_norm (fused)'] / ms['F.layer_norm (fused)']:.0%} (fused kernels)")
+print(
+    f"RMSNorm saves {1 - ms['RMSNorm (from scratch)'] / ms['LayerNorm (from scratch)']:.0%} (from scratch), "
+    f"{1 - ms['F.rms_norm (fused)'] / ms['F.layer_norm (fused)']:.0%} (fused kernels)"
+)
 
 # %% [markdown]
 # ## 8. What does LayerNorm output, and what is it invariant to? (Eq. 5.3.7, 5.3.9)
@@ -636,19 +725,29 @@ print(f"RMSNorm saves {1 - ms['RMSNorm (from scratch)'] / ms['LayerNorm (from sc
 # NBVAL_CHECK_OUTPUT
 ln = LayerNorm(16).double()
 for sigma in (1.0, 0.01, 0.001):
-    x16 = torch.randn(1000, 16, generator=torch.Generator().manual_seed(2), dtype=torch.float64) * sigma + 5
+    x16 = (
+        torch.randn(1000, 16, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+        * sigma
+        + 5
+    )
     x_hat = ln(x16)  # gamma = 1, beta = 0: LN(x) = x_hat
     sd = x16.std(-1, unbiased=False)
-    print(f"input std {sigma:6}: x_hat per-token |mean| < 1e-9: {bool(x_hat.mean(-1).abs().max() < 1e-9)}, "
-          f"std {float(x_hat.std(-1, unbiased=False).mean()):.3f}"
-          f"  (predicted sigma/sqrt(sigma^2 + eps) = {float((sd / torch.sqrt(sd**2 + ln.eps)).mean()):.3f})")
+    print(
+        f"input std {sigma:6}: x_hat per-token |mean| < 1e-9: {bool(x_hat.mean(-1).abs().max() < 1e-9)}, "
+        f"std {float(x_hat.std(-1, unbiased=False).mean()):.3f}"
+        f"  (predicted sigma/sqrt(sigma^2 + eps) = {float((sd / torch.sqrt(sd**2 + ln.eps)).mean()):.3f})"
+    )
 with torch.no_grad():
     ln.weight.fill_(2.0)
     ln.bias.fill_(0.5)
 y16 = ln(torch.randn(1000, 16, dtype=torch.float64) * 3)
-print(f"with gamma = 2, beta = 0.5: per-token mean {float(y16.mean(-1).mean()):.2f}, std {float(y16.std(-1, unbiased=False).mean()):.2f}")
+print(
+    f"with gamma = 2, beta = 0.5: per-token mean {float(y16.mean(-1).mean()):.2f}, std {float(y16.std(-1, unbiased=False).mean()):.2f}"
+)
 x_big = torch.randn(1000, 16, dtype=torch.float64) * 5 + 3
-print(f"at initialisation: |LN(x) - x| / |x| = {float((LayerNorm(16).double()(x_big) - x_big).norm() / x_big.norm()):.2f}")
+print(
+    f"at initialisation: |LN(x) - x| / |x| = {float((LayerNorm(16).double()(x_big) - x_big).norm() / x_big.norm()):.2f}"
+)
 
 # %% [markdown]
 # **Claim check — Eq. (5.3.9), LN(ax + b) = LN(x) ⚠.** With $\mu_{ax+b} = a\mu + b$ and
@@ -663,7 +762,9 @@ print(f"at initialisation: |LN(x) - x| / |x| = {float((LayerNorm(16).double()(x_
 # %%
 # NBVAL_CHECK_OUTPUT
 g = torch.Generator().manual_seed(3)
-x16 = torch.randn(64, 16, generator=g, dtype=torch.float64) * 2 + 1  # (N, d) rows = tokens, columns = channels
+x16 = (
+    torch.randn(64, 16, generator=g, dtype=torch.float64) * 2 + 1
+)  # (N, d) rows = tokens, columns = channels
 vec_a = torch.rand(16, generator=g, dtype=torch.float64) + 0.5  # a per-feature scale (> 0)
 vec_b = torch.randn(16, generator=g, dtype=torch.float64)  # a per-feature shift
 transforms = {
@@ -678,7 +779,11 @@ transforms = {
 
 def norms(eps):
     """LayerNorm, RMSNorm and BatchNorm (training) with the same random gamma (and beta)."""
-    layers = [LayerNorm(16, eps=eps).double(), RMSNorm(16, eps=eps).double(), BatchNorm1d(16, eps=eps).double()]
+    layers = [
+        LayerNorm(16, eps=eps).double(),
+        RMSNorm(16, eps=eps).double(),
+        BatchNorm1d(16, eps=eps).double(),
+    ]
     with torch.no_grad():
         for layer in layers:
             layer.weight.copy_(torch.randn(16, generator=torch.Generator().manual_seed(4)))
@@ -693,11 +798,16 @@ def show(v):
 
 ln_eps, _, _ = norms(1e-5)
 ln0, rms0, bn0 = norms(0.0)
-print(f"{'max |N(ax + b) - N(x)|':27s} {'LN, eps 1e-5':>12} {'LN, eps 0':>10} {'RMS, eps 0':>10} {'BN, eps 0':>10}")
+print(
+    f"{'max |N(ax + b) - N(x)|':27s} {'LN, eps 1e-5':>12} {'LN, eps 0':>10} {'RMS, eps 0':>10} {'BN, eps 0':>10}"
+)
 for name, f in transforms.items():
     z = f(x16)
     diffs = [(layer(z) - layer(x16)).abs().max() for layer in (ln_eps, ln0, rms0, bn0)]
-    print(f"{name:27s} {show(float(diffs[0])):>12} " + " ".join(f"{show(float(v)):>10}" for v in diffs[1:]))
+    print(
+        f"{name:27s} {show(float(diffs[0])):>12} "
+        + " ".join(f"{show(float(v)):>10}" for v in diffs[1:])
+    )
 
 # %% [markdown]
 # ## 9. The information claims about residuals and normalization (§14.3.5)
@@ -716,12 +826,16 @@ for name, f in transforms.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-symbols = torch.randn(8, 2, generator=torch.Generator().manual_seed(6), dtype=torch.float64)  # Z_in for X = 0..7
+symbols = torch.randn(
+    8, 2, generator=torch.Generator().manual_seed(6), dtype=torch.float64
+)  # Z_in for X = 0..7
 
 
 def information_of(z):
     """I(Z; X) in bits for X uniform over the rows of z and Z = z[X], a deterministic function of X."""
-    _, cls = torch.unique(torch.round(z * 1e9), dim=0, return_inverse=True)  # equal outputs, same class
+    _, cls = torch.unique(
+        torch.round(z * 1e9), dim=0, return_inverse=True
+    )  # equal outputs, same class
     joint = torch.zeros(z.shape[0], int(cls.max()) + 1, dtype=torch.float64)
     joint[torch.arange(z.shape[0]), cls] = 1 / z.shape[0]  # p(x, z)
     return mutual_information(joint, 0, 1)
@@ -756,7 +870,11 @@ for name, F in branches.items():
 # NBVAL_CHECK_OUTPUT
 g = torch.Generator().manual_seed(7)
 n, d = 20_000, 5
-W = torch.randn(n, d, d, generator=g, dtype=torch.float64) * 3 * torch.rand(n, 1, 1, generator=g, dtype=torch.float64)
+W = (
+    torch.randn(n, d, d, generator=g, dtype=torch.float64)
+    * 3
+    * torch.rand(n, 1, 1, generator=g, dtype=torch.float64)
+)
 b = torch.randn(n, d, generator=g, dtype=torch.float64)
 z_in = torch.randn(n, d, generator=g, dtype=torch.float64)
 up = torch.randn(n, d, generator=g, dtype=torch.float64)  # dL/dZ_out
@@ -765,8 +883,11 @@ J_F = (1 - torch.tanh(pre) ** 2)[:, :, None] * W  # (n, d, d) dF/dz
 through_branch = torch.einsum("ni,nij->nj", up, J_F)  # the gradient that flows back through F
 lhs = (up + through_branch).norm(dim=-1)  # |dL/dZ_in|   (Eq. 5.3.2)
 rhs = up.norm(dim=-1) - through_branch.norm(dim=-1)
-print(f"(14.3.32) held in all {n} random residual blocks:", bool((lhs >= rhs - 1e-12).all()),
-      f"  right side <= 0 in {float((rhs <= 0).double().mean()):.0%} of them")
+print(
+    f"(14.3.32) held in all {n} random residual blocks:",
+    bool((lhs >= rhs - 1e-12).all()),
+    f"  right side <= 0 in {float((rhs <= 0).double().mean()):.0%} of them",
+)
 print("F = -x: |dL/dZ_in| = 0 and the bound's right side = |g| - |g| = 0")
 
 # %% [markdown]
@@ -791,15 +912,26 @@ print("F = -x: |dL/dZ_in| = 0 and the bound's right side = |g| - |g| = 0")
 # NBVAL_CHECK_OUTPUT
 constant = torch.full((1, 4), 2.5, dtype=torch.float64)
 naive = (constant - constant.mean()) / constant.std(unbiased=False)  # Eq. (14.3.34), no eps
-print("Eq. (14.3.34) on a constant vector:", naive.tolist()[0], "  LN with eps:", LayerNorm(4).double()(constant).tolist()[0])
+print(
+    "Eq. (14.3.34) on a constant vector:",
+    naive.tolist()[0],
+    "  LN with eps:",
+    LayerNorm(4).double()(constant).tolist()[0],
+)
 
 base = torch.randn(4, 6, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
 family = torch.cat([base, 2 * base + 1])  # (8, 6): X uniform on these 8 vectors
 ln0, rms0 = LayerNorm(6, eps=0.0).double(), RMSNorm(6, eps=0.0).double()
-print(f"H(X) = {information_of(family):.0f} bits,  I(LN(X); X) = {information_of(ln0(family)):.0f} bits,  "
-      f"I(RMSNorm(X); X) = {information_of(rms0(family)):.0f} bits")
-print("RMSNorm merges x and 2x:", torch.allclose(rms0(base), rms0(2 * base)), "  but not x and x + 1:",
-      torch.allclose(rms0(base), rms0(base + 1)))
+print(
+    f"H(X) = {information_of(family):.0f} bits,  I(LN(X); X) = {information_of(ln0(family)):.0f} bits,  "
+    f"I(RMSNorm(X); X) = {information_of(rms0(family)):.0f} bits"
+)
+print(
+    "RMSNorm merges x and 2x:",
+    torch.allclose(rms0(base), rms0(2 * base)),
+    "  but not x and x + 1:",
+    torch.allclose(rms0(base), rms0(base + 1)),
+)
 
 pool = torch.randn(1000, 8, generator=torch.Generator().manual_seed(9), dtype=torch.float64) * 2 + 1
 sample = pool[:1]  # (1, 8) the sample we follow
@@ -811,8 +943,10 @@ for _ in range(200):
     batch = torch.cat([sample, companions])  # (32, 8)
     ln_out.append(ln(batch)[0])
     bn_out.append(bn(batch)[0])
-print(f"std of the sample's output over 200 batches: LayerNorm {float(torch.stack(ln_out).std(0).max()):.1f}, "
-      f"BatchNorm (training) {float(torch.stack(bn_out).std(0).mean()):.2f}")
+print(
+    f"std of the sample's output over 200 batches: LayerNorm {float(torch.stack(ln_out).std(0).max()):.1f}, "
+    f"BatchNorm (training) {float(torch.stack(bn_out).std(0).mean()):.2f}"
+)
 
 # %% [markdown]
 # **Application 14.3.4 (the normalization table) ⚠ / ✗.** The source rates information retention
@@ -832,7 +966,10 @@ for _ in range(20):
 bn.eval()
 y = bn(pool)
 recovered = (y - bn.bias) / bn.weight * torch.sqrt(bn.running_var + bn.eps) + bn.running_mean
-print("BatchNorm (evaluation): every input recovered exactly from its output:", torch.allclose(recovered, pool))
+print(
+    "BatchNorm (evaluation): every input recovered exactly from its output:",
+    torch.allclose(recovered, pool),
+)
 
 # %% [markdown]
 # ## 10. Claim checks at a glance
@@ -881,6 +1018,7 @@ print("BatchNorm (evaluation): every input recovered exactly from its output:", 
 # the same shape as x: $\gamma\,(x - \mu)/\sqrt{\sigma^2 + \epsilon} + \beta$ with μ and the *biased* variance σ²
 # over the last dimension. A constant row must give β, not `nan`.
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch08_layer_norm", "locked": false, "schema_version": 3, "solution": true}
 def my_layer_norm(x, gamma, beta, eps=1e-5):
     """x (..., d), gamma (d,), beta (d,) -> (..., d): LayerNorm over the last dimension."""
@@ -892,35 +1030,48 @@ def my_layer_norm(x, gamma, beta, eps=1e-5):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch08_layer_norm_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch08 import check_layer_norm
+from attncourse.exercises.ch08 import check_layer_norm
 
 check_layer_norm(my_layer_norm)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch08 as ex8
+import attncourse.exercises.ch08 as ex8
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)  # fresh copies: a patched check or guard does not count
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex8 = importlib.reload(ex8)
 ex8.check_layer_norm(my_layer_norm, seed=21)
 _g = torch.Generator().manual_seed(121)
 _x = torch.randn(3, 5, 9, generator=_g, dtype=torch.float64) * 4 + 2
-_gamma, _beta = torch.rand(9, generator=_g, dtype=torch.float64) + 0.5, torch.randn(9, generator=_g, dtype=torch.float64)
+_gamma, _beta = (
+    torch.rand(9, generator=_g, dtype=torch.float64) + 0.5,
+    torch.randn(9, generator=_g, dtype=torch.float64),
+)
 with guard.forbidden_builtins():
     _y = my_layer_norm(_x.clone(), _gamma, _beta)
-assert torch.allclose(_y, torch.nn.functional.layer_norm(_x, (9,), _gamma, _beta, 1e-5)), "differs from LayerNorm on random input"
-assert torch.allclose(my_layer_norm(_x, _gamma, _beta, eps=0.1), torch.nn.functional.layer_norm(_x, (9,), _gamma, _beta, 0.1)), "eps"
-assert torch.allclose(my_layer_norm(3 * _x + 7, _gamma, _beta, eps=0.0), my_layer_norm(_x, _gamma, _beta, eps=0.0)), "invariance (5.3.9)"
-assert torch.allclose(my_layer_norm(torch.ones(2, 9, dtype=torch.float64), _gamma, _beta), _beta.expand(2, 9)), "constant rows give beta"
+assert torch.allclose(_y, torch.nn.functional.layer_norm(_x, (9,), _gamma, _beta, 1e-5)), (
+    "differs from LayerNorm on random input"
+)
+assert torch.allclose(
+    my_layer_norm(_x, _gamma, _beta, eps=0.1),
+    torch.nn.functional.layer_norm(_x, (9,), _gamma, _beta, 0.1),
+), "eps"
+assert torch.allclose(
+    my_layer_norm(3 * _x + 7, _gamma, _beta, eps=0.0), my_layer_norm(_x, _gamma, _beta, eps=0.0)
+), "invariance (5.3.9)"
+assert torch.allclose(
+    my_layer_norm(torch.ones(2, 9, dtype=torch.float64), _gamma, _beta), _beta.expand(2, 9)
+), "constant rows give beta"
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### Exercise 2 (2 points) — RMSNorm
 # `my_rms_norm(x, gamma, eps=1e-6)`: x of shape (..., d), gamma of shape (d,) →
 # $\gamma\,x/\sqrt{\frac1d\sum_j x_j^2 + \epsilon}$ over the last dimension (no mean subtraction, no β).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch08_rms_norm", "locked": false, "schema_version": 3, "solution": true}
 def my_rms_norm(x, gamma, eps=1e-6):
@@ -932,18 +1083,18 @@ def my_rms_norm(x, gamma, eps=1e-6):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch08_rms_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch08 import check_rms_norm
+from attncourse.exercises.ch08 import check_rms_norm
 
 check_rms_norm(my_rms_norm)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch08 as ex8
+import attncourse.exercises.ch08 as ex8
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex8 = importlib.reload(ex8)
 ex8.check_rms_norm(my_rms_norm, seed=22)
 _g = torch.Generator().manual_seed(122)
@@ -951,10 +1102,19 @@ _x = torch.randn(4, 7, generator=_g, dtype=torch.float64) * 3 + 1
 _gamma = torch.rand(7, generator=_g, dtype=torch.float64) + 0.5
 with guard.forbidden_builtins():
     _y = my_rms_norm(_x.clone(), _gamma)
-assert torch.allclose(_y, torch.nn.functional.rms_norm(_x, (7,), _gamma, 1e-6)), "differs from RMSNorm on random input"
-assert torch.allclose(my_rms_norm(5 * _x, _gamma, eps=0.0), my_rms_norm(_x, _gamma, eps=0.0)), "scale invariance"
-assert not torch.allclose(my_rms_norm(_x + 1, _gamma), my_rms_norm(_x, _gamma)), "RMSNorm must not remove the mean"
-assert torch.equal(my_rms_norm(torch.zeros(2, 7, dtype=torch.float64), _gamma), torch.zeros(2, 7, dtype=torch.float64)), "zero rows"
+assert torch.allclose(_y, torch.nn.functional.rms_norm(_x, (7,), _gamma, 1e-6)), (
+    "differs from RMSNorm on random input"
+)
+assert torch.allclose(my_rms_norm(5 * _x, _gamma, eps=0.0), my_rms_norm(_x, _gamma, eps=0.0)), (
+    "scale invariance"
+)
+assert not torch.allclose(my_rms_norm(_x + 1, _gamma), my_rms_norm(_x, _gamma)), (
+    "RMSNorm must not remove the mean"
+)
+assert torch.equal(
+    my_rms_norm(torch.zeros(2, 7, dtype=torch.float64), _gamma),
+    torch.zeros(2, 7, dtype=torch.float64),
+), "zero rows"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -962,6 +1122,7 @@ assert torch.equal(my_rms_norm(torch.zeros(2, 7, dtype=torch.float64), _gamma), 
 # `my_batch_norm_train(x, gamma, beta, eps=1e-5)`: x of shape (N, C) or (N, C, L), gamma and beta of
 # shape (C,) → the same shape as x, each channel c normalised with the mean and the *biased*
 # variance of all its values in the batch (over N, and over L when there is an L).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch08_batch_norm", "locked": false, "schema_version": 3, "solution": true}
 def my_batch_norm_train(x, gamma, beta, eps=1e-5):
@@ -976,36 +1137,49 @@ def my_batch_norm_train(x, gamma, beta, eps=1e-5):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch08_batch_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch08 import check_batch_norm_train
+from attncourse.exercises.ch08 import check_batch_norm_train
 
 check_batch_norm_train(my_batch_norm_train)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch08 as ex8
+import attncourse.exercises.ch08 as ex8
+import attncourse.exercises.engine as engine
 import attncourse.guard as guard
 
 guard = importlib.reload(guard)
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex8 = importlib.reload(ex8)
 ex8.check_batch_norm_train(my_batch_norm_train, seed=23)
 _g = torch.Generator().manual_seed(123)
-_gamma, _beta = torch.rand(4, generator=_g, dtype=torch.float64) + 0.5, torch.randn(4, generator=_g, dtype=torch.float64)
-for _x in (torch.randn(16, 4, generator=_g, dtype=torch.float64) * 3 + 2, torch.randn(5, 4, 6, generator=_g, dtype=torch.float64)):
+_gamma, _beta = (
+    torch.rand(4, generator=_g, dtype=torch.float64) + 0.5,
+    torch.randn(4, generator=_g, dtype=torch.float64),
+)
+for _x in (
+    torch.randn(16, 4, generator=_g, dtype=torch.float64) * 3 + 2,
+    torch.randn(5, 4, 6, generator=_g, dtype=torch.float64),
+):
     with guard.forbidden_builtins():
         _y = my_batch_norm_train(_x.clone(), _gamma, _beta)
     _ref = torch.nn.functional.batch_norm(_x, None, None, _gamma, _beta, training=True, eps=1e-5)
-    assert torch.allclose(_y, _ref), f"differs from training-mode BatchNorm for shape {tuple(_x.shape)}"
+    assert torch.allclose(_y, _ref), (
+        f"differs from training-mode BatchNorm for shape {tuple(_x.shape)}"
+    )
 _x = torch.randn(8, 4, generator=_g, dtype=torch.float64)
-assert torch.allclose(my_batch_norm_train(_x * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64) + 5, _gamma, _beta, eps=0.0),
-                      my_batch_norm_train(_x, _gamma, _beta, eps=0.0)), "per-channel affine invariance"
+assert torch.allclose(
+    my_batch_norm_train(
+        _x * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64) + 5, _gamma, _beta, eps=0.0
+    ),
+    my_batch_norm_train(_x, _gamma, _beta, eps=0.0),
+), "per-channel affine invariance"
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### Exercise 4 (2 points) — a highway layer, Eq. (5.3.4)
 # `my_highway(x, W_H, b_H, W_T, b_T)`: x of shape (B, d), weights (d, d) used as `x @ W`, biases (d,)
 # → $y = H \cdot T + x \cdot (1 - T)$ with $H = \mathrm{ReLU}(xW_H + b_H)$ and $T = \sigma(xW_T + b_T)$.
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch08_highway", "locked": false, "schema_version": 3, "solution": true}
 def my_highway(x, W_H, b_H, W_T, b_T):
@@ -1018,25 +1192,29 @@ def my_highway(x, W_H, b_H, W_T, b_T):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch08_highway_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch08 import check_highway
+from attncourse.exercises.ch08 import check_highway
 
 check_highway(my_highway)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch08 as ex8
+import attncourse.exercises.ch08 as ex8
+import attncourse.exercises.engine as engine
 
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex8 = importlib.reload(ex8)
 ex8.check_highway(my_highway, seed=24)
 _hw = Highway(5, gate_bias=-1.5).double()
 _x = torch.randn(6, 5, dtype=torch.float64)
 _args = (_hw.transform[0].weight.T, _hw.transform[0].bias, _hw.gate.weight.T, _hw.gate.bias)
 assert torch.allclose(my_highway(_x, *_args), _hw(_x)), "differs from attncourse.blocks.Highway"
-assert torch.allclose(my_highway(_x, _args[0], _args[1], _args[2], torch.full((5,), -40.0, dtype=torch.float64)), _x), "T = 0 must copy x"
+assert torch.allclose(
+    my_highway(_x, _args[0], _args[1], _args[2], torch.full((5,), -40.0, dtype=torch.float64)), _x
+), "T = 0 must copy x"
 _H = torch.relu(_x @ _args[0] + _args[1])
-assert torch.allclose(my_highway(_x, _args[0], _args[1], _args[2], torch.full((5,), 40.0, dtype=torch.float64)), _H), "T = 1 must give H"
+assert torch.allclose(
+    my_highway(_x, _args[0], _args[1], _args[2], torch.full((5,), 40.0, dtype=torch.float64)), _H
+), "T = 1 must give H"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1048,6 +1226,7 @@ assert torch.allclose(my_highway(_x, _args[0], _args[1], _args[2], torch.full((5
 # $\partial H_i/\partial x_j = \mathbb{1}[z_i > 0]\,W_H[j, i]$ for $z = xW_H + b_H$ and
 # $\partial T_i/\partial x_j = T_i(1 - T_i)\,W_T[j, i]$. (Hint: `W.T` puts the index i first;
 # `v[:, None] * M` scales row i of M by v_i.)
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch08_highway_jacobian", "locked": false, "schema_version": 3, "solution": true}
 def my_highway_jacobian(x, W_H, b_H, W_T, b_T):
@@ -1063,25 +1242,31 @@ def my_highway_jacobian(x, W_H, b_H, W_T, b_T):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch08_highway_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch08 import check_highway_jacobian
+from attncourse.exercises.ch08 import check_highway_jacobian
 
 check_highway_jacobian(my_highway_jacobian)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch08 as ex8
+import attncourse.exercises.ch08 as ex8
+import attncourse.exercises.engine as engine
 
-ex = importlib.reload(ex)
+engine = importlib.reload(engine)
 ex8 = importlib.reload(ex8)
 ex8.check_highway_jacobian(my_highway_jacobian, seed=25)
 _hw = Highway(6, gate_bias=0.5).double()
 _x = torch.randn(6, dtype=torch.float64)
 _args = (_hw.transform[0].weight.T, _hw.transform[0].bias, _hw.gate.weight.T, _hw.gate.bias)
 _J = jacobian(_hw, _x)
-assert torch.allclose(my_highway_jacobian(_x.clone(), *_args), _J), "differs from the autograd Jacobian of attncourse.blocks.Highway"
-assert torch.allclose(my_highway_jacobian(_x, _args[0], _args[1], _args[2], torch.full((6,), -40.0, dtype=torch.float64)),
-                      torch.eye(6, dtype=torch.float64)), "T = 0: the Jacobian is the identity"
+assert torch.allclose(my_highway_jacobian(_x.clone(), *_args), _J), (
+    "differs from the autograd Jacobian of attncourse.blocks.Highway"
+)
+assert torch.allclose(
+    my_highway_jacobian(
+        _x, _args[0], _args[1], _args[2], torch.full((6,), -40.0, dtype=torch.float64)
+    ),
+    torch.eye(6, dtype=torch.float64),
+), "T = 0: the Jacobian is the identity"
 ### END HIDDEN TESTS
 
 # %% [markdown]

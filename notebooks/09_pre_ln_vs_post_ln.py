@@ -45,8 +45,8 @@ import torch
 from tqdm.auto import tqdm
 
 from attncourse.blocks import TransformerBlock
-from attncourse.stability import (
-    NORMS,
+from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
+    NORM_PLACEMENTS,
     CausalLM,
     StabilityPlot,
     block_histograms,
@@ -103,8 +103,12 @@ assert torch.allclose(y_post, post.norm2(h + post.ffn(h)))  # ... and for the FF
 h = x + pre.attn(pre.norm1(x))[0]  # Eq. (5.3.11)
 assert torch.allclose(y_pre, h + pre.ffn(pre.norm2(h)))
 print(f"input           : mean {float(x.mean()):.2f}, std {float(x.std()):.2f}")
-print(f"Post-LN output  : mean {float(y_post.mean()):.2f}, std {float(y_post.std()):.2f}   (normalised)")
-print(f"Pre-LN output   : mean {float(y_pre.mean()):.2f}, std {float(y_pre.std()):.2f}   (x plus two sublayer outputs)")
+print(
+    f"Post-LN output  : mean {float(y_post.mean()):.2f}, std {float(y_post.std()):.2f}   (normalised)"
+)
+print(
+    f"Pre-LN output   : mean {float(y_pre.mean()):.2f}, std {float(y_pre.std()):.2f}   (x plus two sublayer outputs)"
+)
 
 # %% [markdown]
 # ## 2. Gradients at initialisation (Xiong et al. 2020, Theorem 1 and Fig. 3)
@@ -122,28 +126,51 @@ print(f"Pre-LN output   : mean {float(y_pre.mean()):.2f}, std {float(y_pre.std()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-grads = {norm: init_gradients(norm, 12) for norm in NORMS}
+grads = {norm: init_gradients(norm, 12) for norm in NORM_PLACEMENTS}
 fig, ax = plt.subplots(1, 2, figsize=(9, 3))
 for norm, g in grads.items():
     ax[0].plot(range(1, 13), g["w2"], "o-", ms=3, color=StabilityPlot.COLORS[norm], label=norm)
-ax[0].set(xlabel="layer l", ylabel=r"$\|\partial L / \partial W^{2,l}\|_F$", title="N = 12, at initialisation",
-          yscale="log")
+ax[0].set(
+    xlabel="layer l",
+    ylabel=r"$\|\partial L / \partial W^{2,l}\|_F$",
+    title="N = 12, at initialisation",
+    yscale="log",
+)
 ax[0].legend(fontsize=8)
 depths = [2, 4, 8, 16]
-last = {norm: [float(init_gradients(norm, n)["w2"][-1]) for n in depths] for norm in ("post", "pre")}
+last = {
+    norm: [float(init_gradients(norm, n)["w2"][-1]) for n in depths] for norm in ("post", "pre")
+}
 for norm, values in last.items():
     ax[1].plot(depths, values, "o-", color=StabilityPlot.COLORS[norm], label=norm)
-ax[1].plot(depths, [last["pre"][0] * math.sqrt(2 / n) for n in depths], "k--", lw=1, label=r"$\propto 1/\sqrt{L}$")
-ax[1].set(xlabel="depth L", ylabel="last layer's gradient", xscale="log", yscale="log", title="Thm. 1: last layer vs depth")
+ax[1].plot(
+    depths,
+    [last["pre"][0] * math.sqrt(2 / n) for n in depths],
+    "k--",
+    lw=1,
+    label=r"$\propto 1/\sqrt{L}$",
+)
+ax[1].set(
+    xlabel="depth L",
+    ylabel="last layer's gradient",
+    xscale="log",
+    yscale="log",
+    title="Thm. 1: last layer vs depth",
+)
 ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 for norm, g in grads.items():
     print(f"{norm:8s} N=12: last/first layer gradient = {g['w2'][-1] / g['w2'][0]:.2f}")
 for norm, values in last.items():
-    print(f"{norm:8s} last layer at L = 2/4/8/16: {' / '.join(f'{v:.2f}' for v in values)}, "
-          f"g(16)/g(2) = {values[-1] / values[0]:.2f}")
-assert grads["post"]["w2"][-1] / grads["post"]["w2"][0] >= 1.2 and grads["pre"]["w2"][-1] / grads["pre"]["w2"][0] <= 0.8
+    print(
+        f"{norm:8s} last layer at L = 2/4/8/16: {' / '.join(f'{v:.2f}' for v in values)}, "
+        f"g(16)/g(2) = {values[-1] / values[0]:.2f}"
+    )
+assert (
+    grads["post"]["w2"][-1] / grads["post"]["w2"][0] >= 1.2
+    and grads["pre"]["w2"][-1] / grads["pre"]["w2"][0] <= 0.8
+)
 assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post"][0] >= 0.8
 
 # %% [markdown]
@@ -181,7 +208,9 @@ assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post
 # NBVAL_CHECK_OUTPUT
 g = torch.randn(16, dtype=torch.float64)
 J = -0.9 * torch.outer(g, g) / (g @ g)  # a sublayer that cancels 90 % of its input along g
-print(f"counterexample: |(I + J)^T g| / |g| = {float(((torch.eye(16) + J).T @ g).norm() / g.norm()):.2f}")
+print(
+    f"counterexample: |(I + J)^T g| / |g| = {float(((torch.eye(16) + J).T @ g).norm() / g.norm()):.2f}"
+)
 from attncourse.norms import LayerNorm
 
 ln = LayerNorm(64).double()
@@ -191,7 +220,9 @@ for sigma in (1.0, 2.0, 4.0):  # the std of x + F(x) that the Post-LN LayerNorm 
     up = torch.randn(8, 64, dtype=torch.float64)  # a random upstream gradient dL/dy
     (down,) = torch.autograd.grad(ln(s_in), s_in, up)
     shrink[sigma] = float(down.norm() / up.norm())
-    print(f"LayerNorm on the identity path, input std {sigma:.0f}: |dL/dx| / |dL/dy| = {shrink[sigma]:.2f}")
+    print(
+        f"LayerNorm on the identity path, input std {sigma:.0f}: |dL/dx| / |dL/dy| = {shrink[sigma]:.2f}"
+    )
 assert shrink[4.0] < 0.3 < shrink[2.0] < 0.6 < shrink[1.0] < 1.2  # ≈ 1 / sigma
 
 # %% [markdown]
@@ -206,9 +237,11 @@ assert shrink[4.0] < 0.3 < shrink[2.0] < 0.6 < shrink[1.0] < 1.2  # ≈ 1 / sigm
 
 # %%
 # NBVAL_CHECK_OUTPUT
-rms = {norm: grads[norm]["rms"] for norm in NORMS}
+rms = {norm: grads[norm]["rms"] for norm in NORM_PLACEMENTS}
 for norm, r in rms.items():
-    print(f"{norm:8s} residual-stream RMS after blocks 1, 4, 8, 12: {' '.join(f'{float(r[i]):5.2f}' for i in (1, 4, 8, 12))}")
+    print(
+        f"{norm:8s} residual-stream RMS after blocks 1, 4, 8, 12: {' '.join(f'{float(r[i]):5.2f}' for i in (1, 4, 8, 12))}"
+    )
 slope = np.polyfit(np.log(np.arange(1, 13)), np.log(rms["pre"][1:]), 1)[0]
 print(f"Pre-LN: log-log slope of RMS vs l = {slope:.2f}  (0.5 would be sqrt(l))")
 assert rms["pre"][12] > 3 * rms["pre"][1] and abs(rms["post"][12] - 1) < 0.05
@@ -222,6 +255,7 @@ assert rms["pre"][12] > 3 * rms["pre"][1] and abs(rms["post"][12] - 1) < 0.05
 # over variance², 3 for a Gaussian) is invariant under affine maps, and the cell measures it before
 # and after LayerNorm for features drawn from three distributions. **Correct statement**: LN
 # normalises the location and scale of each token, not the shape of its feature distribution.
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -242,8 +276,10 @@ for name, x in tokens.items():
     x = 4.0 * x + 3.0  # any location and scale
     with torch.no_grad():
         y = ln(x)  # (1, d)
-    print(f"{name:17s} kurtosis in {kurtosis(x):5.2f}, out {kurtosis(y):5.2f} | out mean 0: "
-          f"{abs(float(y.mean())) < 1e-12}, std {float(y.std(unbiased=False)):.4f}")
+    print(
+        f"{name:17s} kurtosis in {kurtosis(x):5.2f}, out {kurtosis(y):5.2f} | out mean 0: "
+        f"{abs(float(y.mean())) < 1e-12}, std {float(y.std(unbiased=False)):.4f}"
+    )
     assert abs(kurtosis(y) - kurtosis(x)) < 1e-9 and abs(float(y.mean())) < 1e-9
 
 # %% [markdown]
@@ -271,26 +307,36 @@ for name, x in tokens.items():
 HEADLINE = [("post", 0), ("pre", 0), ("post", 50), ("deepnorm", 0)]  # at 6 layers, lr 1e-2
 CONFIGS = [(norm, 6, 1e-2, warm) for norm, warm in HEADLINE]
 CONFIGS += [("post", 6, 1e-3, 0), ("post", 2, 1e-2, 0), ("pre", 2, 1e-2, 0)]
-RATIO = {("post", 0), ("post", 50), ("pre", 0)}  # runs whose update/data ratios section 8 plots (first 50 steps)
+RATIO = {
+    ("post", 0),
+    ("post", 50),
+    ("pre", 0),
+}  # runs whose update/data ratios section 8 plots (first 50 steps)
 start = time.perf_counter()
 runs = {}
 for norm, depth, lr, warm in tqdm(CONFIGS, desc="training runs"):
     ratio_steps = 50 if depth == 6 and lr == 1e-2 and (norm, warm) in RATIO else 0
-    runs[norm, depth, lr, warm] = [train_copy(norm, depth, lr, warm, seed=0, ratio_steps=ratio_steps)]
+    runs[norm, depth, lr, warm] = [
+        train_copy(norm, depth, lr, warm, seed=0, ratio_steps=ratio_steps)
+    ]
 print(f"{len(CONFIGS)} runs in {time.perf_counter() - start:.1f} s")
 
 # %%
-# NBVAL_CHECK_OUTPUT
+# NBVAL_IGNORE_OUTPUT
 print(f"{'placement':10s} {'warm-up':>7s} {'accuracy':>9s} {'final loss':>10s}  nan?")
 headline = {}
 for norm, warm in HEADLINE:
     rs = runs[norm, 6, 1e-2, warm]
     headline[norm, warm] = float(np.mean([r.final_accuracy for r in rs]))
     nan = any(np.isnan(r.loss).any() for r in rs)
-    print(f"{norm:10s} {warm:7d} {headline[norm, warm]:9.2f} {np.mean([r.final_loss for r in rs]):10.2f}  {nan}")
+    print(
+        f"{norm:10s} {warm:7d} {headline[norm, warm]:9.2f} {np.mean([r.final_loss for r in rs]):10.2f}  {nan}"
+    )
 print(f"ln 16 = {math.log(16):.2f}")
 post_stalled = all(abs(r.final_loss - math.log(16)) < 0.15 for r in runs["post", 6, 1e-2, 0])
-print("Post-LN without warm-up stalls at the uniform prediction (loss ~ ln 16), no NaN:", post_stalled)
+print(
+    "Post-LN without warm-up stalls at the uniform prediction (loss ~ ln 16), no NaN:", post_stalled
+)
 assert headline["post", 0] <= 0.3 and post_stalled
 assert headline["pre", 0] >= 0.95 and headline["deepnorm", 0] >= 0.95
 assert headline["post", 50] >= 0.8 and headline["post", 50] - headline["post", 0] >= 0.5
@@ -298,15 +344,18 @@ assert headline["post", 50] >= 0.8 and headline["post", 50] - headline["post", 0
 # %% [markdown]
 # The reproduction holds: at 6 layers and lr 1e-2, Post-LN without warm-up does not learn,
 # Pre-LN and DeepNorm learn the copy completely, and a 50-step warm-up rescues Post-LN (after 150
-# steps it is still finishing: 0.92 on seed 0, 0.90 on seed 1; with more steps it goes on). Post-LN's failure
+# steps it is still finishing, at about 0.9–1.0 — the cell asserts ≥ 0.8 — and with more steps it
+# goes on; the exact number moves with the CPU's rounding, as every training run's does). Post-LN's failure
 # is a **stall**, not an explosion: the loss drops to ln 16 — the model predicts the uniform
 # distribution, which is where the large first updates push the top layers' outputs — and stays
 # there, with finite values throughout. All cells of the grid (seed 0):
 
 # %%
-# NBVAL_CHECK_OUTPUT
+# NBVAL_IGNORE_OUTPUT
 for (norm, depth, lr, warm), rs in runs.items():
-    print(f"{norm:8s} N={depth} lr={lr:<6g} warm-up={warm:<3d} final accuracy {' '.join(f'{r.final_accuracy:.2f}' for r in rs)}")
+    print(
+        f"{norm:8s} N={depth} lr={lr:<6g} warm-up={warm:<3d} final accuracy {' '.join(f'{r.final_accuracy:.2f}' for r in rs)}"
+    )
 
 # %% [markdown]
 # ## 6. Widget: placement × depth × learning rate × warm-up
@@ -315,7 +364,7 @@ for (norm, depth, lr, warm), rs in runs.items():
 # the loss and accuracy curves of the chosen placements are redrawn in place. Try 6 layers at
 # lr 1e-2 with and without warm-up, then 2 layers, then lr 1e-3. A combination that was not
 # trained shows no curve for that placement. Behind the widget is the plain
-# function `stability_widget_update(plot, norm, depth, lr, warmup)` from `attncourse.stability`.
+# function `stability_widget_update(plot, norm, depth, lr, warmup)` from `attncourse.chapters.ch09_pre_ln_vs_post_ln`.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -335,8 +384,10 @@ for step in range(2 * len(runs)):
     start = time.perf_counter()
     stability_widget_update(timing_plot, ("all", norm)[step % 2], depth, lr, warm)
     times.append(time.perf_counter() - start)
-print(f"one widget update: median {1000 * float(np.median(times)):.1f} ms, slowest {1000 * max(times):.1f} ms "
-      f"over {len(times)} moves")
+print(
+    f"one widget update: median {1000 * float(np.median(times)):.1f} ms, slowest {1000 * max(times):.1f} ms "
+    f"over {len(times)} moves"
+)
 snapshot = StabilityPlot(runs, pyplot=True)
 snapshot.update(6, 1e-2, 0)
 plt.show()
@@ -364,13 +415,16 @@ plt.show()
 # largest learning rate of the grid at which each placement learns the copy without warm-up.
 
 # %%
-# NBVAL_CHECK_OUTPUT
-print("alpha, beta for N = 6, 12, 100:", [[round(v, 3) for v in deepnorm_constants(n).tolist()] for n in (6, 12, 100)])
+# NBVAL_IGNORE_OUTPUT
+print(
+    "alpha, beta for N = 6, 12, 100:",
+    [[round(v, 3) for v in deepnorm_constants(n).tolist()] for n in (6, 12, 100)],
+)
 for (norm, depth, lr, warm), rs in runs.items():
     if warm == 0 and rs[0].final_accuracy >= 0.9:
         print(f"{norm:8s} N={depth}: learns without warm-up at lr {lr:g}")
 a, b = deepnorm_constants(6).tolist()
-assert abs(a - 12 ** 0.25) < 1e-12 and abs(b - 48 ** -0.25) < 1e-12
+assert abs(a - 12**0.25) < 1e-12 and abs(b - 48**-0.25) < 1e-12
 
 # %% [markdown]
 # ## 8. makemore-style diagnostics: histograms per block and the update/data ratio
@@ -405,11 +459,13 @@ for norm, (act, grad) in stds.items():
 assert max(stds["post"][0]) < 1.05 and stds["pre"][0][-1] > 2 * stds["pre"][0][0]
 
 # %%
-# NBVAL_CHECK_OUTPUT
+# NBVAL_IGNORE_OUTPUT
 fig, ax = plt.subplots(1, 3, figsize=(10, 3), sharey=True)
 peak = {}
 for col, (norm, warm) in enumerate((("post", 0), ("post", 50), ("pre", 0))):
-    ratio = runs[norm, 6, 1e-2, warm][0].ratio  # (50, 6): log10 update/data per block, first 50 steps
+    ratio = runs[norm, 6, 1e-2, warm][
+        0
+    ].ratio  # (50, 6): log10 update/data per block, first 50 steps
     for i in range(ratio.shape[1]):
         ax[col].plot(smooth(ratio[:, i]), lw=1, label=f"block {i + 1}")
     ax[col].axhline(-3, ls="--", c="k", lw=1)
@@ -420,7 +476,9 @@ ax[2].legend(fontsize=7)
 plt.tight_layout()
 plt.show()
 for key, v in peak.items():
-    print(f"{key[0]:4s} warm-up {key[1]:2d}: mean log10 update/data over the first 10 steps = {v:.2f}")
+    print(
+        f"{key[0]:4s} warm-up {key[1]:2d}: mean log10 update/data over the first 10 steps = {v:.2f}"
+    )
 assert peak["post", 0] > peak["post", 50] + 0.5
 
 # %% [markdown]
@@ -460,6 +518,7 @@ assert peak["post", 0] > peak["post", 50] + 0.5
 # (B, T, d) → (B, T, d). Return the output of a Pre-LN block: the attention sublayer, then the
 # FFN sublayer, each as Eq. (5.3.11). Use the given `norm1`/`norm2` (no `F.layer_norm`).
 
+
 # %% nbgrader={"grade": false, "grade_id": "ch09_pre_ln_block", "locked": false, "schema_version": 3, "solution": true}
 def my_pre_ln_block(x, attn, ffn, norm1, norm2):
     """x (B, T, d) -> (B, T, d): x + attn(norm1(x)), then + ffn(norm2(.))   (Eq. 5.3.11)."""
@@ -470,25 +529,29 @@ def my_pre_ln_block(x, attn, ffn, norm1, norm2):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch09_pre_ln_block_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch09 import check_pre_ln_block
+from attncourse.exercises.ch09 import check_pre_ln_block
 
 check_pre_ln_block(my_pre_ln_block)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises as ex
-import attncourse.exercises_ch09 as ex09
+import attncourse.exercises.ch09 as ex09
+import attncourse.exercises.engine as engine
 
-ex = importlib.reload(ex)  # fresh copies: a patched check does not count
+engine = importlib.reload(engine)  # fresh copies: a patched check does not count
 ex09 = importlib.reload(ex09)
 ex09.check_pre_ln_block(my_pre_ln_block, seed=21)
 torch.manual_seed(909)
 _blk = TransformerBlock(8, 2, norm="pre").double()
 _x = torch.randn(2, 4, 8, dtype=torch.float64)
 _y = my_pre_ln_block(_x, lambda t: _blk.attn(t)[0], _blk.ffn, _blk.norm1, _blk.norm2)
-assert torch.allclose(_y, _blk(_x)[0]), "differs from attncourse.blocks.TransformerBlock(norm='pre')"
+assert torch.allclose(_y, _blk(_x)[0]), (
+    "differs from attncourse.blocks.TransformerBlock(norm='pre')"
+)
 _zero = lambda t: torch.zeros_like(t)  # noqa: E731
-assert torch.allclose(my_pre_ln_block(_x, _zero, _zero, _blk.norm1, _blk.norm2), _x), "zero sublayers: the block is the identity"
+assert torch.allclose(my_pre_ln_block(_x, _zero, _zero, _blk.norm1, _blk.norm2), _x), (
+    "zero sublayers: the block is the identity"
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -496,6 +559,7 @@ assert torch.allclose(my_pre_ln_block(_x, _zero, _zero, _blk.norm1, _blk.norm2),
 # `my_warmup_schedule(steps, peak_lr, warmup_steps)` → a float64 tensor (steps,) with
 # lr_t = peak_lr · min(1, (t + 1) / warmup_steps) for t = 0 … steps − 1; warmup_steps = 0 means
 # the constant peak_lr.
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch09_warmup", "locked": false, "schema_version": 3, "solution": true}
 def my_warmup_schedule(steps, peak_lr, warmup_steps):
@@ -509,20 +573,24 @@ def my_warmup_schedule(steps, peak_lr, warmup_steps):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch09_warmup_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch09 import check_warmup_schedule
+from attncourse.exercises.ch09 import check_warmup_schedule
 
 check_warmup_schedule(my_warmup_schedule)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises_ch09 as ex09
+import attncourse.exercises.ch09 as ex09
 
 ex09 = importlib.reload(ex09)
 ex09.check_warmup_schedule(my_warmup_schedule, seed=22)
 _s = my_warmup_schedule(8, 0.4, 4)
-assert torch.allclose(_s, torch.tensor([0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4], dtype=torch.float64)), "peak 0.4, warm-up 4"
+assert torch.allclose(
+    _s, torch.tensor([0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4], dtype=torch.float64)
+), "peak 0.4, warm-up 4"
 assert _s.dtype == torch.float64 and tuple(_s.shape) == (8,)
-assert torch.allclose(my_warmup_schedule(3, 1e-3, 0), torch.full((3,), 1e-3, dtype=torch.float64)), "no warm-up"
+assert torch.allclose(
+    my_warmup_schedule(3, 1e-3, 0), torch.full((3,), 1e-3, dtype=torch.float64)
+), "no warm-up"
 assert torch.allclose(my_warmup_schedule(100, 2e-3, 30), warmup_schedule(100, 2e-3, 30))
 ### END HIDDEN TESTS
 
@@ -530,6 +598,7 @@ assert torch.allclose(my_warmup_schedule(100, 2e-3, 30), warmup_schedule(100, 2e
 # ### Exercise 3 (2 points) — the update/data ratio
 # `my_update_data_ratio(before, after)`: a weight tensor before and after one optimiser step →
 # a 0-dim tensor std(after − before) / std(before) (section 8; the plot shows its log10).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch09_update_ratio", "locked": false, "schema_version": 3, "solution": true}
 def my_update_data_ratio(before, after):
@@ -540,19 +609,21 @@ def my_update_data_ratio(before, after):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch09_update_ratio_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch09 import check_update_data_ratio
+from attncourse.exercises.ch09 import check_update_data_ratio
 
 check_update_data_ratio(my_update_data_ratio)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises_ch09 as ex09
+import attncourse.exercises.ch09 as ex09
 
 ex09 = importlib.reload(ex09)
 ex09.check_update_data_ratio(my_update_data_ratio, seed=23)
 _g = torch.Generator().manual_seed(2323)
 _w = torch.randn(20, 20, generator=_g, dtype=torch.float64)
-assert abs(float(my_update_data_ratio(_w, 1.5 * _w)) - 0.5) < 1e-12, "after = 1.5 before: the ratio is 0.5"
+assert abs(float(my_update_data_ratio(_w, 1.5 * _w)) - 0.5) < 1e-12, (
+    "after = 1.5 before: the ratio is 0.5"
+)
 assert abs(float(my_update_data_ratio(_w, _w + 3.0))) < 1e-12, "a constant shift has std 0"
 ### END HIDDEN TESTS
 
@@ -560,6 +631,7 @@ assert abs(float(my_update_data_ratio(_w, _w + 3.0))) < 1e-12, "a constant shift
 # ### Exercise 4 (2 points) — DeepNorm's constants
 # `my_deepnorm_constants(N)` → a float64 tensor `[alpha, beta]` for an N-layer encoder-only
 # DeepNorm model (section 7).
+
 
 # %% nbgrader={"grade": false, "grade_id": "ch09_deepnorm", "locked": false, "schema_version": 3, "solution": true}
 def my_deepnorm_constants(N):
@@ -570,19 +642,27 @@ def my_deepnorm_constants(N):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch09_deepnorm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-from attncourse.exercises_ch09 import check_deepnorm_constants
+from attncourse.exercises.ch09 import check_deepnorm_constants
 
 check_deepnorm_constants(my_deepnorm_constants)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises_ch09 as ex09
+import attncourse.exercises.ch09 as ex09
 
 ex09 = importlib.reload(ex09)
 ex09.check_deepnorm_constants(my_deepnorm_constants, seed=24)
 _c = my_deepnorm_constants(2)
-assert _c.dtype == torch.float64 and torch.allclose(_c, torch.tensor([math.sqrt(2.0), 0.5], dtype=torch.float64)), "N = 2: alpha = 4^(1/4), beta = 16^(-1/4) = 1/2"
-assert abs(float(my_deepnorm_constants(500)[0]) - TransformerBlock(8, 2, norm="deepnorm", num_layers=500).alpha) < 1e-12
+assert _c.dtype == torch.float64 and torch.allclose(
+    _c, torch.tensor([math.sqrt(2.0), 0.5], dtype=torch.float64)
+), "N = 2: alpha = 4^(1/4), beta = 16^(-1/4) = 1/2"
+assert (
+    abs(
+        float(my_deepnorm_constants(500)[0])
+        - TransformerBlock(8, 2, norm="deepnorm", num_layers=500).alpha
+    )
+    < 1e-12
+)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -599,7 +679,7 @@ assert abs(float(my_deepnorm_constants(500)[0]) - TransformerBlock(8, 2, norm="d
 #   (5.3.12) describes Pre-LN only; "LN keeps inputs in range" — not Pre-LN's stream;
 #   "about 10× larger learning rate" — at most 3× in the papers.
 # - Diagnostics to keep: per-block activation/gradient histograms and the update/data ratio
-#   (`attncourse.stability.block_histograms`, `train_copy(ratio_steps=...)`), for any model.
+#   (`attncourse.chapters.ch09_pre_ln_vs_post_ln.block_histograms`, `train_copy(ratio_steps=...)`), for any model.
 #
 # **Next — chapter 10, efficient and gated attention**: with training made stable, the cost of
 # attention itself — local, strided and block-sparse masks, linear attention, gated attention,

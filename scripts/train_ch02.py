@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from attncourse.seq2seq import (
+from attncourse.chapters.ch02_seq2seq_bottleneck import (
     CHAPTER_MODELS,
     CHAPTER_OVERRIDES,
     CHAPTER_SIZES,
@@ -34,19 +34,32 @@ LENGTHS = (5, 10, 15, 20, 25, 30)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(WEIGHTS_PATH), help="where to write the weights")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="training steps for every model (default: CHAPTER_TRAINING and CHAPTER_OVERRIDES)")
-    parser.add_argument("--only", nargs="*", default=None, choices=list(CHAPTER_MODELS), help="train only these")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="training steps for every model (default: CHAPTER_TRAINING and CHAPTER_OVERRIDES)",
+    )
+    parser.add_argument(
+        "--only", nargs="*", default=None, choices=list(CHAPTER_MODELS), help="train only these"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     start = time.perf_counter()
     quick = {} if args.steps is None else {"steps": args.steps}
     trained = train_chapter_models(args.only, progress=not args.no_progress, **quick)
-    info = {"training": {**CHAPTER_TRAINING, **quick},
-            "overrides": {} if quick else {k: dict(v) for k, v in CHAPTER_OVERRIDES.items()}, "sizes": dict(CHAPTER_SIZES),
-            "torch": str(torch.__version__), "python": platform.python_version(), "seconds": {}, "final_loss": {},
-            "accuracy": {}, "lengths": list(LENGTHS)}
+    info = {
+        "training": {**CHAPTER_TRAINING, **quick},
+        "overrides": {} if quick else {k: dict(v) for k, v in CHAPTER_OVERRIDES.items()},
+        "sizes": dict(CHAPTER_SIZES),
+        "torch": str(torch.__version__),
+        "python": platform.python_version(),
+        "seconds": {},
+        "final_loss": {},
+        "accuracy": {},
+        "lengths": list(LENGTHS),
+    }
     models = {}
     for name, (model, result) in trained.items():
         kind, task, _ = CHAPTER_MODELS[name]
@@ -56,12 +69,18 @@ def main(argv=None) -> int:
         acc16 = accuracy_by_length(half, task, LENGTHS)
         worst = float((acc32 - acc16).abs().max())
         if worst > 0.02:
-            raise SystemExit(f"{name}: float16 weights change the accuracy by {worst:.3f}; not written")
+            raise SystemExit(
+                f"{name}: float16 weights change the accuracy by {worst:.3f}; not written"
+            )
         info["seconds"][name] = round(result.seconds, 1)
         info["final_loss"][name] = round(sum(result.losses[-50:]) / len(result.losses[-50:]), 4)
         info["accuracy"][name] = [round(a, 3) for a in acc16.tolist()]
-        print(f"{name:>18} ({task}): {result.seconds:6.1f} s, loss {info['final_loss'][name]:.4f}, accuracy at "
-              + " ".join(f"{n}:{a:.3f}" for n, a in zip(LENGTHS, acc16.tolist())), flush=True)
+        print(
+            f"{name:>18} ({task}): {result.seconds:6.1f} s, "
+            f"loss {info['final_loss'][name]:.4f}, accuracy at "
+            + " ".join(f"{n}:{a:.3f}" for n, a in zip(LENGTHS, acc16.tolist())),
+            flush=True,
+        )
         models[name] = model
     info["total_seconds"] = round(time.perf_counter() - start, 1)
     save_chapter_models(models, args.out, info)

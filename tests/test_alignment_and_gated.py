@@ -5,16 +5,18 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from tensors import rand
 from torch.testing import assert_close
 
 from attncourse.attention.alignment import AdditiveAttention, LuongAttention
 from attncourse.attention.gated import GatedAttention
 from attncourse.masks import causal_mask
-from tensors import rand
 
 
 def context_by_loops(score, s, H, values):
-    """c = Σ_j softmax_j(score(s, h_j)) v_j for one query vector s, one source position at a time."""
+    """c = Σ_j softmax_j(score(s, h_j)) v_j for one query vector s, one source position at a
+    time.
+    """
     e = torch.stack([score(s, H[j]) for j in range(H.shape[0])])  # (S,)
     alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
     return alpha @ values, alpha
@@ -26,7 +28,9 @@ def test_additive_attention_is_bahdanau_formula():
     query, keys = rand(3, 5), rand(3, 4, 6)
     context, weights = attn(query, keys)
     for b in range(3):
-        ref_c, ref_a = context_by_loops(lambda s, h: v @ torch.tanh(W @ s + U @ h), query[b], keys[b], keys[b])
+        ref_c, ref_a = context_by_loops(
+            lambda s, h: v @ torch.tanh(W @ s + U @ h), query[b], keys[b], keys[b]
+        )
         assert_close(context[b], ref_c)
         assert_close(weights[b], ref_a)
 
@@ -59,9 +63,14 @@ def test_alignment_mask_and_single_step_query():
     assert_close(context[1], weights[1, :3] @ keys[1, :3])
 
 
-@pytest.mark.parametrize("module", [
-    lambda: AdditiveAttention(3, 4, 5), lambda: LuongAttention(3, 4, "general"), lambda: LuongAttention(3, 4, "concat"),
-])
+@pytest.mark.parametrize(
+    "module",
+    [
+        lambda: AdditiveAttention(3, 4, 5),
+        lambda: LuongAttention(3, 4, "general"),
+        lambda: LuongAttention(3, 4, "concat"),
+    ],
+)
 def test_alignment_gradcheck(module):
     attn = module().double()
     query, keys = rand(2, 3), rand(2, 4, 4)
@@ -73,7 +82,8 @@ def test_gated_attention_is_the_sources_equation_14_3_48():
     ga = GatedAttention(8, num_heads=2).double()
     x = rand(2, 5, 8)
     out, weights = ga(x, causal=True)
-    # Z_h = g_h ⊙ softmax(q_h k_h^T / sqrt(d)) v_h with g = sigmoid(W2 GELU(W1 [q; k; v])), merged by W_O
+    # Z_h = g_h ⊙ softmax(q_h k_h^T / sqrt(d)) v_h with g = sigmoid(W2 GELU(W1 [q; k; v])),
+    # merged by W_O
     q, k, v = (lin(x) for lin in (ga.q_proj, ga.k_proj, ga.v_proj))
     lin1, lin2 = ga.gate[0], ga.gate[2]
     g = torch.sigmoid(lin2(F.gelu(lin1(torch.cat([q, k, v], -1)))))  # (B, T, H)

@@ -5,13 +5,13 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from tensors import grads, rand
 from torch import nn
 from torch.autograd.functional import jacobian
 from torch.testing import assert_close
 
 from attncourse.blocks import Highway, MultiScaleHighway, Residual, TransformerBlock
 from attncourse.masks import causal_mask, padding_mask
-from tensors import grads, rand
 
 
 def test_residual_output_and_jacobian_is_identity_plus_dF():
@@ -34,7 +34,9 @@ def test_highway_is_srivastava_formula_and_gate_bias_starts_near_identity():
 
 
 def test_highway_jacobian_includes_the_gate_derivative_term():
-    """Eq. (5.3.5) as printed drops ∂T/∂x; the full Jacobian is T·∂H/∂x + (1−T)·I + (H − x)·∂T/∂x."""
+    """Eq. (5.3.5) as printed drops ∂T/∂x; the full Jacobian is
+    T·∂H/∂x + (1−T)·I + (H − x)·∂T/∂x.
+    """
     hw = Highway(4, transform=nn.Sequential(nn.Linear(4, 4), nn.Tanh()), gate_bias=0.0).double()
     x = rand(4)
     g, H = hw.transform_gate(x), hw.transform(x)
@@ -54,15 +56,26 @@ def test_multiscale_highway_is_equation_5_3_6():
     w = torch.softmax(msh.fusion_logits, 0)
     ref = x.clone()
     for w_k, conv, k in zip(w, msh.branches, (1, 3, 5)):
-        H_k = F.relu(F.conv1d(x.transpose(1, 2), conv.weight, conv.bias, padding=k // 2)).transpose(1, 2)
+        H_k = F.relu(F.conv1d(x.transpose(1, 2), conv.weight, conv.bias, padding=k // 2)).transpose(
+            1, 2
+        )
         ref = ref + w_k * H_k
     assert_close(msh(x), ref)
     assert_close(msh.fusion_weights.sum(), torch.tensor(1.0, dtype=x.dtype))
 
 
 def torch_layer(norm_first, activation="relu", bias=True):
-    layer = nn.TransformerEncoderLayer(12, 3, dim_feedforward=20, dropout=0.0, activation=activation,
-                                       batch_first=True, norm_first=norm_first, bias=bias, dtype=torch.float64)
+    layer = nn.TransformerEncoderLayer(
+        12,
+        3,
+        dim_feedforward=20,
+        dropout=0.0,
+        activation=activation,
+        batch_first=True,
+        norm_first=norm_first,
+        bias=bias,
+        dtype=torch.float64,
+    )
     with torch.no_grad():
         for p in layer.parameters():
             p.add_(torch.randn_like(p) * 0.2)  # norms' weights away from 1, biases away from 0
@@ -106,14 +119,19 @@ def test_deepnorm_block_is_wang_et_al_formula_and_init():
     assert block.alpha == pytest.approx(alpha)
     x = rand(2, 5, 16)
     attended, _ = block.attn(x)
-    ln = lambda t, norm: F.layer_norm(t, (16,), norm.weight, norm.bias, norm.eps)
+
+    def ln(t, norm):
+        return F.layer_norm(t, (16,), norm.weight, norm.bias, norm.eps)
+
     h = ln(alpha * x + attended, block.norm1)
     ref = ln(alpha * h + block.ffn(h), block.norm2)
     assert_close(block(x)[0], ref)
     # Xavier-normal std = gain * sqrt(2 / (fan_in + fan_out)): gain β for v, out and FFN; 1 for q, k
     for layer, gain in ((block.attn.v_proj, beta), (block.ffn[0], beta), (block.attn.q_proj, 1.0)):
         fan_out, fan_in = layer.weight.shape
-        assert layer.weight.std().item() == pytest.approx(gain * math.sqrt(2 / (fan_in + fan_out)), rel=0.15)
+        assert layer.weight.std().item() == pytest.approx(
+            gain * math.sqrt(2 / (fan_in + fan_out)), rel=0.15
+        )
 
 
 @pytest.mark.parametrize("norm", ["post", "pre", "deepnorm"])

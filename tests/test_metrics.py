@@ -42,7 +42,9 @@ def test_entropy_of_a_bhts_tensor_agrees_with_the_direct_formula():
 
 
 def test_zero_weights_count_as_zero_log_zero_with_finite_gradient():
-    w = torch.tensor([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor(
+        [[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64, requires_grad=True
+    )
     h = attention_entropy(w)
     assert_close(h, torch.tensor([math.log(2), 0.0], dtype=torch.float64))
     h.sum().backward()
@@ -54,7 +56,9 @@ def test_zero_weights_count_as_zero_log_zero_with_finite_gradient():
 
 
 def test_entropy_stays_within_lemma_14_3_2_bounds_on_random_distributions():
-    w = torch.distributions.Dirichlet(torch.full((10,), 0.3, dtype=torch.float64)).sample((1000,))  # (1000, 10)
+    w = torch.distributions.Dirichlet(torch.full((10,), 0.3, dtype=torch.float64)).sample(
+        (1000,)
+    )  # (1000, 10)
     h = attention_entropy(w)
     assert (h >= 0).all() and (h <= math.log(10)).all()
     assert (h >= -w.max(-1).values.log() - 1e-12).all()  # min-entropy bound: H >= -log max alpha

@@ -5,13 +5,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attncourse.attention import MultiHeadAttention, grouped_query_attention, scaled_dot_product_attention, softmax
+from attncourse.attention import (
+    MultiHeadAttention,
+    grouped_query_attention,
+    scaled_dot_product_attention,
+    softmax,
+)
 from attncourse.attention.alignment import AdditiveAttention, LuongAttention
 from attncourse.attention.chunked import chunked_attention
 from attncourse.attention.gated import GatedAttention
 from attncourse.attention.linear import linear_attention
 from attncourse.blocks import Highway, MultiScaleHighway, Residual, TransformerBlock
 from attncourse.guard import BuiltinCalledError, forbidden_builtins
+from attncourse.losses import cross_entropy, log_softmax
 from attncourse.masks import padding_mask
 from attncourse.norms import BatchNorm1d, LayerNorm, RMSNorm
 from attncourse.positional import RotaryEmbedding, alibi_bias, sinusoidal_encoding
@@ -32,7 +38,9 @@ MECHANISMS = {
     "mha": lambda x: MultiHeadAttention(6, 2)(x[0], x[1], causal=True)[0],
     "gated": lambda x: GatedAttention(6, 3)(x[0], causal=True)[0],
     "additive": lambda x: AdditiveAttention(6, 6, 5)(x[0, :, 0], x[0])[0],
-    "luong": lambda x: sum(LuongAttention(6, score=s)(x[0], x[1])[0] for s in LuongAttention.SCORES),
+    "luong": lambda x: sum(
+        LuongAttention(6, score=s)(x[0], x[1])[0] for s in LuongAttention.SCORES
+    ),
     "post-block": lambda x: TransformerBlock(6, 2, norm="post")(x[0], causal=True)[0],
     "pre-block": lambda x: TransformerBlock(6, 2, norm="pre")(x[0])[0],
     "deepnorm-block": lambda x: TransformerBlock(6, 2, norm="deepnorm", num_layers=4)(x[0])[0],
@@ -40,6 +48,8 @@ MECHANISMS = {
     "highway": lambda x: Highway(6)(x),
     "multiscale-highway": lambda x: MultiScaleHighway(6)(x[0]),
     "rnn": lambda x: VanillaRNN(6, 5)(x[0]),
+    "log_softmax": lambda x: log_softmax(x, dim=1),
+    "cross_entropy": lambda x: cross_entropy(x, torch.zeros(x.shape[:-1], dtype=torch.long)),
 }
 
 
@@ -53,13 +63,24 @@ def test_mechanism_runs_forward_and_backward_without_the_builtins(name):
     assert sinusoidal_encoding(4, 6).shape == (4, 6)
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: torch.softmax(x, -1), lambda x: x.softmax(-1), lambda x: F.softmax(x, -1),
-    lambda x: F.scaled_dot_product_attention(x, x, x), lambda x: F.layer_norm(x, (6,)),
-    lambda x: nn.LayerNorm(6)(x), lambda x: nn.RMSNorm(6)(x), lambda x: F.rms_norm(x, (6,)),
-    lambda x: nn.MultiheadAttention(6, 2, batch_first=True)(x[0], x[0], x[0]),
-    lambda x: nn.BatchNorm1d(4)(x[0]), lambda x: nn.TransformerEncoderLayer(6, 2, batch_first=True)(x[0]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: torch.softmax(x, -1),
+        lambda x: x.softmax(-1),
+        lambda x: F.softmax(x, -1),
+        lambda x: F.cross_entropy(x[0, 0], torch.zeros(4, dtype=torch.long)),
+        lambda x: nn.CrossEntropyLoss()(x[0, 0], torch.zeros(4, dtype=torch.long)),
+        lambda x: F.scaled_dot_product_attention(x, x, x),
+        lambda x: F.layer_norm(x, (6,)),
+        lambda x: nn.LayerNorm(6)(x),
+        lambda x: nn.RMSNorm(6)(x),
+        lambda x: F.rms_norm(x, (6,)),
+        lambda x: nn.MultiheadAttention(6, 2, batch_first=True)(x[0], x[0], x[0]),
+        lambda x: nn.BatchNorm1d(4)(x[0]),
+        lambda x: nn.TransformerEncoderLayer(6, 2, batch_first=True)(x[0]),
+    ],
+)
 def test_the_guard_catches_each_builtin_and_restores_it(call):
     x = r(2, 3, 4, 6)
     with pytest.raises(BuiltinCalledError, match="from plain tensor operations"):

@@ -1,4 +1,6 @@
-"""LayerNorm, RMSNorm and BatchNorm1d against PyTorch's built-ins, plus their defining properties."""
+"""LayerNorm, RMSNorm and BatchNorm1d against PyTorch's built-ins, plus their defining
+properties.
+"""
 
 import pytest
 import torch
@@ -17,7 +19,9 @@ def _seed():
 
 
 def randomize(*modules):
-    """Give every module the same non-trivial parameters (the defaults, ones and zeros, hide bugs)."""
+    """Give every module the same non-trivial parameters (the defaults, ones and zeros, hide
+    bugs).
+    """
     params = [dict(m.named_parameters()) for m in modules]
     for name, p in params[0].items():
         value = torch.randn_like(p) * 0.5 + 1.0 if name == "weight" else torch.randn_like(p)
@@ -49,6 +53,7 @@ def assert_same_as_torch(ours, ref, x):
 
 
 # ----------------------------------------------------------------------------- LayerNorm
+
 
 @pytest.mark.parametrize(
     "normalized_shape, x_shape",
@@ -98,16 +103,20 @@ def test_layernorm_state_dict_both_ways():
     back.load_state_dict(ours.state_dict())  # ours -> torch
     assert_close(back(x), ours(x))
     for affine, bias in ((False, True), (True, False)):
-        assert LayerNorm(4, elementwise_affine=affine, bias=bias).state_dict().keys() == \
-            nn.LayerNorm(4, elementwise_affine=affine, bias=bias).state_dict().keys()
+        assert (
+            LayerNorm(4, elementwise_affine=affine, bias=bias).state_dict().keys()
+            == nn.LayerNorm(4, elementwise_affine=affine, bias=bias).state_dict().keys()
+        )
 
 
 def test_layernorm_gradcheck():
     ln = LayerNorm((2, 3)).to(DT)
     randomize(ln)
     x = torch.randn(4, 2, 3, dtype=DT, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda x, w, b: torch.func.functional_call(ln, {"weight": w, "bias": b}, (x,)),
-                                    (x, ln.weight.detach().clone().requires_grad_(), ln.bias.detach().clone().requires_grad_()))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: torch.func.functional_call(ln, {"weight": w, "bias": b}, (x,)),
+        (x, ln.weight.detach().clone().requires_grad_(), ln.bias.detach().clone().requires_grad_()),
+    )
 
 
 def test_layernorm_invariance_conditions():
@@ -125,10 +134,13 @@ def test_layernorm_invariance_conditions():
     assert ln_default(1e-3 * x).abs().max() < 0.5 * ln_default(x).abs().max()
 
 
-@pytest.mark.parametrize("bad, match", [
-    (torch.ones(2, 8, dtype=torch.long), "floating-point"),
-    (torch.ones(2, 7, dtype=DT), r"normalized shape \(8,\)"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (torch.ones(2, 8, dtype=torch.long), "floating-point"),
+        (torch.ones(2, 7, dtype=DT), r"normalized shape \(8,\)"),
+    ],
+)
 def test_layernorm_bad_input(bad, match):
     with pytest.raises(ValueError, match=match):
         LayerNorm(8).to(DT)(bad)
@@ -145,7 +157,10 @@ def test_layernorm_bad_rank_and_shape():
 
 # ----------------------------------------------------------------------------- RMSNorm
 
-@pytest.mark.parametrize("normalized_shape, x_shape", [(8, (4, 8)), (8, (2, 3, 8)), ((3, 5), (2, 3, 5))])
+
+@pytest.mark.parametrize(
+    "normalized_shape, x_shape", [(8, (4, 8)), (8, (2, 3, 8)), ((3, 5), (2, 3, 5))]
+)
 @pytest.mark.parametrize("eps", [None, 1e-6, 0.5])
 @pytest.mark.parametrize("affine", [True, False])
 def test_rmsnorm_matches_torch(normalized_shape, x_shape, eps, affine):
@@ -166,7 +181,9 @@ def test_rmsnorm_default_eps_is_computation_type_epsilon():
     x16 = torch.full((2, 4), 1e-3, dtype=torch.float16)
     ours = RMSNorm(4).half()(x16)
     assert_close(ours, nn.RMSNorm(4).half()(x16))
-    with_fp16_eps = x16.float() / torch.sqrt(x16.float().pow(2).mean(-1, keepdim=True) + torch.finfo(torch.float16).eps)
+    with_fp16_eps = x16.float() / torch.sqrt(
+        x16.float().pow(2).mean(-1, keepdim=True) + torch.finfo(torch.float16).eps
+    )
     assert not torch.allclose(ours.float(), with_fp16_eps, atol=0.1)
     x32 = torch.full((2, 4), 1e-4)
     assert_close(RMSNorm(4)(x32), nn.RMSNorm(4)(x32))
@@ -192,15 +209,19 @@ def test_rmsnorm_state_dict_both_ways():
     back = nn.RMSNorm((2, 5), dtype=DT)
     back.load_state_dict(ours.state_dict())
     assert_close(back(x), ours(x))
-    assert RMSNorm(4, elementwise_affine=False).state_dict().keys() == \
-        nn.RMSNorm(4, elementwise_affine=False).state_dict().keys()
+    assert (
+        RMSNorm(4, elementwise_affine=False).state_dict().keys()
+        == nn.RMSNorm(4, elementwise_affine=False).state_dict().keys()
+    )
 
 
 def test_rmsnorm_gradcheck():
     rms = RMSNorm(6, eps=1e-6).to(DT)
     x = torch.randn(3, 6, dtype=DT, requires_grad=True)
     w = (torch.randn(6, dtype=DT) + 1).requires_grad_()
-    assert torch.autograd.gradcheck(lambda x, w: torch.func.functional_call(rms, {"weight": w}, (x,)), (x, w))
+    assert torch.autograd.gradcheck(
+        lambda x, w: torch.func.functional_call(rms, {"weight": w}, (x,)), (x, w)
+    )
 
 
 def test_rmsnorm_bad_input():
@@ -213,6 +234,7 @@ def test_rmsnorm_bad_input():
 
 
 # ----------------------------------------------------------------------------- BatchNorm1d
+
 
 @pytest.mark.parametrize("x_shape", [(6, 4), (5, 4, 7), (2, 4, 1)])
 @pytest.mark.parametrize("affine", [True, False])
@@ -299,7 +321,10 @@ def test_batchnorm_state_dict_both_ways():
     ours.eval(), back.eval()
     assert_close(back(x), ours(x))
     assert_close(back.running_var, ours.running_var)
-    assert BatchNorm1d(4, affine=False).state_dict().keys() == nn.BatchNorm1d(4, affine=False).state_dict().keys()
+    assert (
+        BatchNorm1d(4, affine=False).state_dict().keys()
+        == nn.BatchNorm1d(4, affine=False).state_dict().keys()
+    )
 
 
 @pytest.mark.parametrize("x_shape", [(7, 3), (3, 3, 4)])
@@ -308,8 +333,9 @@ def test_batchnorm_gradcheck(x_shape):
     x = torch.randn(x_shape, dtype=DT, requires_grad=True)
     w = (torch.randn(3, dtype=DT) + 1).requires_grad_()
     b = torch.randn(3, dtype=DT, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda x, w, b: torch.func.functional_call(bn, {"weight": w, "bias": b}, (x,)),
-                                    (x, w, b))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: torch.func.functional_call(bn, {"weight": w, "bias": b}, (x,)), (x, w, b)
+    )
 
 
 def test_batchnorm_batch_of_one():

@@ -1,4 +1,6 @@
-"""Every chapter notebook is committed as the course promises: paired, executed, seeded, stripped."""
+"""Every chapter notebook is committed as the course promises: paired, executed, seeded,
+stripped.
+"""
 
 import json
 import re
@@ -19,19 +21,31 @@ def test_there_are_chapters():
 def test_jupytext_pair_is_in_sync(path):
     pair = path.with_suffix(".py")
     assert pair.exists(), f"{pair.name} is missing: pair the notebook with jupytext (py:percent)"
-    text = subprocess.run([sys.executable, "-m", "jupytext", "--to", "py:percent", "-o", "-", str(path)],
-                          capture_output=True, text=True, check=True).stdout
-    assert text == pair.read_text(), f"{path.name} and {pair.name} differ: update one from the other"
+    text = subprocess.run(
+        [sys.executable, "-m", "jupytext", "--to", "py:percent", "-o", "-", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert text == pair.read_text(), (
+        f"{path.name} and {pair.name} differ: update one from the other"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_is_executed_seeded_and_stripped(path):
     nb = json.loads(path.read_text())
-    assert "widgets" not in nb["metadata"], "widget state is stored: strip it with nbstripout --extra-keys metadata.widgets"
+    assert "widgets" not in nb["metadata"], (
+        "widget state is stored: strip it with nbstripout --extra-keys metadata.widgets"
+    )
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert code and all(c["execution_count"] is not None for c in code), "run the notebook top to bottom before committing"
+    assert code and all(c["execution_count"] is not None for c in code), (
+        "run the notebook top to bottom before committing"
+    )
     counts = [c["execution_count"] for c in code]
     assert counts == sorted(counts), "cells were executed out of order"
-    assert re.search(r"manual_seed\(", "".join(code[0]["source"])), "the first code cell must set the seeds"
+    assert re.search(r"manual_seed\(", "".join(code[0]["source"])), (
+        "the first code cell must set the seeds"
+    )
     graded = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
     assert graded, "a chapter has graded exercises"

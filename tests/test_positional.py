@@ -19,6 +19,7 @@ def _seed():
 
 # ----------------------------------------------------------------------------- sinusoidal
 
+
 @pytest.mark.parametrize("P, d, base", [(20, 8, 10000.0), (7, 2, 10000.0), (16, 6, 100.0)])
 def test_sinusoidal_matches_formula(P, d, base):
     pe = sinusoidal_encoding(P, d, base, dtype=DT)
@@ -33,15 +34,22 @@ def test_sinusoidal_matches_formula(P, d, base):
 
 def test_sinusoidal_dtype_default_and_cast():
     assert sinusoidal_encoding(4, 4).dtype == torch.get_default_dtype()
-    assert_close(sinusoidal_encoding(50, 16, dtype=torch.float32), sinusoidal_encoding(50, 16, dtype=DT).float())
+    assert_close(
+        sinusoidal_encoding(50, 16, dtype=torch.float32),
+        sinusoidal_encoding(50, 16, dtype=DT).float(),
+    )
 
 
 def block_rotation(k: int, d: int, base: float = 10000.0) -> torch.Tensor:
-    """M_k acting on (sin, cos) pairs: sin(a + b) = sin a cos b + cos a sin b, cos(a + b) = cos a cos b - sin a sin b."""
+    """M_k acting on (sin, cos) pairs: sin(a + b) = sin a cos b + cos a sin b,
+    cos(a + b) = cos a cos b - sin a sin b.
+    """
     M = torch.zeros(d, d, dtype=DT)
     for i in range(d // 2):
         w = k / base ** (2 * i / d)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[math.cos(w), math.sin(w)], [-math.sin(w), math.cos(w)]])
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor(
+            [[math.cos(w), math.sin(w)], [-math.sin(w), math.cos(w)]]
+        )
     return M
 
 
@@ -66,12 +74,17 @@ def test_sinusoidal_bad_sizes():
 
 # ----------------------------------------------------------------------------- RoPE
 
+
 def rope_matrix(m: int, d: int, base: float = 10000.0) -> torch.Tensor:
-    """RoFormer's R^d_{Theta, m}: block-diagonal 2x2 rotations by m * theta_i, theta_i = base^(-2i/d)."""
+    """RoFormer's R^d_{Theta, m}: block-diagonal 2x2 rotations by m * theta_i,
+    theta_i = base^(-2i/d).
+    """
     R = torch.zeros(d, d, dtype=DT)
     for i in range(d // 2):
         a = m * base ** (-2 * i / d)
-        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor(
+            [[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]
+        )
     return R
 
 
@@ -145,8 +158,10 @@ def test_rope_bad_input():
 
 # ----------------------------------------------------------------------------- ALiBi
 
+
 def paper_slopes(n):
     """The ALiBi paper's reference code (Press et al. 2022), restated."""
+
     def power_of_2(n):
         start = 2 ** (-(2 ** -(math.log2(n) - 3)))
         return [start * start**i for i in range(n)]
@@ -159,14 +174,18 @@ def paper_slopes(n):
 
 def test_alibi_slopes_power_of_two():
     assert_close(alibi_slopes(8, dtype=DT), torch.tensor([2.0**-h for h in range(1, 9)], dtype=DT))
-    assert_close(alibi_slopes(16, dtype=DT), torch.tensor([2.0 ** (-h / 2) for h in range(1, 17)], dtype=DT))
+    assert_close(
+        alibi_slopes(16, dtype=DT), torch.tensor([2.0 ** (-h / 2) for h in range(1, 17)], dtype=DT)
+    )
 
 
 def test_alibi_slopes_other_head_counts():
     expected_12 = [2.0**-h for h in range(1, 9)] + [2.0**-0.5, 2.0**-1.5, 2.0**-2.5, 2.0**-3.5]
     assert_close(alibi_slopes(12, dtype=DT), torch.tensor(expected_12, dtype=DT))
     for H in (1, 2, 3, 5, 6, 12, 20, 24, 40):
-        assert_close(alibi_slopes(H, dtype=DT), torch.tensor(paper_slopes(H), dtype=DT), msg=f"H={H}")
+        assert_close(
+            alibi_slopes(H, dtype=DT), torch.tensor(paper_slopes(H), dtype=DT), msg=f"H={H}"
+        )
 
 
 @pytest.mark.parametrize("T, S", [(5, None), (3, 6), (6, 2)])
@@ -176,7 +195,8 @@ def test_alibi_bias_values(T, S):
     S_ = T if S is None else S
     slopes = paper_slopes(H)
     expected = torch.tensor(
-        [[[-slopes[h] * abs(i - j) for j in range(S_)] for i in range(T)] for h in range(H)], dtype=DT
+        [[[-slopes[h] * abs(i - j) for j in range(S_)] for i in range(T)] for h in range(H)],
+        dtype=DT,
     )
     assert_close(bias, expected)
     for i in range(T):  # causal part: the paper's -m (i - j)

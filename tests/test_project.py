@@ -2,9 +2,11 @@
 
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pyproject_pins():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    reqs = project["dependencies"] + [
+        r for extra in project["optional-dependencies"].values() for r in extra
+    ]
     return sorted(reqs)
 
 
@@ -39,11 +43,32 @@ def readme_test_command():
 def test_ci_extracts_the_readme_test_command():
     command = readme_test_command()
     assert "pip install" in command and '".[test]"' in command and "pytest" in command
-    awk = re.search(r"cmd=\$\(awk '(.*?)' README.md\)", (ROOT / ".ci/run").read_text(), re.S).group(1)
-    extracted = subprocess.run(["awk", awk, "README.md"], cwd=ROOT, capture_output=True, text=True).stdout
+    awk = re.search(r"cmd=\$\(awk '(.*?)' README.md\)", (ROOT / ".ci/run").read_text(), re.S).group(
+        1
+    )
+    extracted = subprocess.run(
+        ["awk", awk, "README.md"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
     assert extracted.strip() == command.strip()
 
 
 def test_pytest_runs_notebooks_with_nbval_lax():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "--nbval-lax" in options["addopts"] and "notebooks" in options["testpaths"]
+
+
+LINTED = [
+    "attncourse",
+    "tests",
+    "benchmarks",
+    "scripts",
+    *sorted(map(str, ROOT.glob("notebooks/*.py"))),
+]
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["check", "format"])
+def test_ruff_is_clean(command):
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, *LINTED], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, f"ruff {' '.join(command)}:\n{result.stdout}{result.stderr}"

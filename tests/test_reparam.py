@@ -73,8 +73,12 @@ def test_sigma_reparam_replaces_every_linear_layer_and_keeps_the_function_up_to_
     layers = [m for m in block.modules() if isinstance(m, SigmaReparamLinear)]
     assert len(layers) == 6 and all(float(m.gamma.detach()) == 1.0 for m in layers)
     for m in layers:
-        assert spectral_norm(m.effective_weight()) == pytest.approx(1.0, rel=2e-2)  # 15 power iterations
+        assert spectral_norm(m.effective_weight()) == pytest.approx(
+            1.0, rel=2e-2
+        )  # 15 power iterations
         m.power_iteration(500)
         assert spectral_norm(m.effective_weight()) == pytest.approx(1.0, rel=1e-6)
     y, w = block(torch.randn(2, 5, 8, dtype=torch.float64))
-    assert y.shape == (2, 5, 8) and torch.allclose(w.sum(-1), torch.ones(2, 2, 5, dtype=torch.float64))
+    assert y.shape == (2, 5, 8) and torch.allclose(
+        w.sum(-1), torch.ones(2, 2, 5, dtype=torch.float64)
+    )

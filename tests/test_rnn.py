@@ -18,17 +18,24 @@ def _seed():
 
 
 def torch_rnn(input_size, hidden_size, nonlinearity="tanh", bias=True, batch_first=True):
-    return nn.RNN(input_size, hidden_size, nonlinearity=nonlinearity, bias=bias, batch_first=batch_first, dtype=DT)
+    return nn.RNN(
+        input_size,
+        hidden_size,
+        nonlinearity=nonlinearity,
+        bias=bias,
+        batch_first=batch_first,
+        dtype=DT,
+    )
 
 
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("with_h0", [False, True])
 def test_matches_torch_rnn(nonlinearity, bias, with_h0):
-    B, T, I, H = 3, 6, 4, 5
-    ref = torch_rnn(I, H, nonlinearity, bias)
+    B, T, d_in, H = 3, 6, 4, 5
+    ref = torch_rnn(d_in, H, nonlinearity, bias)
     ours = VanillaRNN.from_torch(ref)
-    x = torch.randn(B, T, I, dtype=DT) * 2
+    x = torch.randn(B, T, d_in, dtype=DT) * 2
     h0 = torch.randn(B, H, dtype=DT) if with_h0 else torch.zeros(B, H, dtype=DT)
     upstream = torch.randn(B, T, H, dtype=DT)
 
@@ -46,7 +53,9 @@ def test_matches_torch_rnn(nonlinearity, bias, with_h0):
         assert_close(h1.grad, h2.grad)
     names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if bias else [])
     for name in names:
-        assert_close(getattr(ours, name).grad, getattr(ref, name + "_l0").grad, msg=f"gradient of {name}")
+        assert_close(
+            getattr(ours, name).grad, getattr(ref, name + "_l0").grad, msg=f"gradient of {name}"
+        )
     assert sorted(n for n, _ in ours.named_parameters()) == sorted(names)
 
 
@@ -59,9 +68,9 @@ def test_from_torch_ignores_batch_first():
 
 
 def test_linear_matches_hand_written_loop():
-    B, T, I, H = 2, 7, 3, 4
-    rnn = VanillaRNN(I, H, nonlinearity="linear").to(DT)
-    x = torch.randn(B, T, I, dtype=DT)
+    B, T, d_in, H = 2, 7, 3, 4
+    rnn = VanillaRNN(d_in, H, nonlinearity="linear").to(DT)
+    x = torch.randn(B, T, d_in, dtype=DT)
     h0 = torch.randn(B, H, dtype=DT)
     W_hh, W_xh = rnn.weight_hh.detach(), rnn.weight_ih.detach()
     b = (rnn.bias_ih + rnn.bias_hh).detach()
@@ -101,7 +110,9 @@ def test_init_is_uniform_in_torch_bounds():
     for name, p in rnn.named_parameters():
         p = p.detach()
         assert p.abs().max() <= bound, name
-        assert p.abs().max() > 0.9 * bound, name  # spread over the whole interval, not a narrower one
+        assert p.abs().max() > 0.9 * bound, (
+            name
+        )  # spread over the whole interval, not a narrower one
         assert abs(float(p.mean())) < 0.3 * bound, name
 
 

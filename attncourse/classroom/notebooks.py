@@ -1,0 +1,71 @@
+"""The course's notebooks as the classroom commands see them: where the instructor notebooks are,
+reading them, and the authoring mistakes nbgrader reports only vaguely.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+_REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+# the clone's notebooks/ for an editable install (pip install -e .), else ./notebooks
+DEFAULT_SOURCE = _REPOSITORY_NOTEBOOKS if _REPOSITORY_NOTEBOOKS.is_dir() else Path("notebooks")
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+
+
+class UsageError(Exception):
+    """Bad input (a missing file, an unknown notebook, ...): the command exits with status 2."""
+
+
+# ------------------------------------------------------------------------------- notebooks
+
+
+def read_notebook(path: Path):
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as e:
+        raise UsageError(f"{path}: not a readable notebook ({type(e).__name__}: {e})") from None
+
+
+def graded_cells(nb) -> list:
+    return [c for c in nb.cells if (c.get("metadata", {}).get("nbgrader") or {}).get("grade")]
+
+
+def check_source(path: Path, nb) -> None:
+    """Authoring mistakes nbgrader reports only vaguely ("the nbgrader metadata may be
+    corrupted").
+    """
+    seen = {}
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if not meta:
+            continue
+        grade_id = meta.get("grade_id")
+        if not grade_id:
+            raise UsageError(f"{path}: cell {index + 1} has nbgrader metadata but no grade_id")
+        if grade_id in seen:
+            raise UsageError(
+                f"{path}: cells {seen[grade_id] + 1} and {index + 1} "
+                f"share the grade_id {grade_id!r}"
+            )
+        seen[grade_id] = index
+        if meta.get("grade") and "points" not in meta:
+            raise UsageError(f"{path}: graded cell {grade_id!r} has no points")
+
+
+def find_notebooks(paths, source: Path) -> list[Path]:
+    """The notebooks named (each must exist), or every ``NN_*.ipynb`` in ``source``."""
+    if paths:
+        found = []
+        for p in map(Path, paths):
+            if not p.is_file():
+                raise UsageError(f"{p}: no such notebook")
+            if p.suffix != ".ipynb":
+                raise UsageError(f"{p}: not a notebook (expected a .ipynb file)")
+            found.append(p)
+        return found
+    found = sorted(Path(source).glob(NOTEBOOK_GLOB))
+    if not found:
+        raise UsageError(f"no notebooks (NN_name.ipynb) in {source}")
+    return found

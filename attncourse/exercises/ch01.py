@@ -1,0 +1,434 @@
+"""Chapter 01's exercise checks: softmax, the weighted average, scaled scores, masked attention and
+entropy, each from scratch (source 000 Eq. 14.3.1-14.3.4, Def. 14.3.7).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ..attention import chunked as _chunked_module
+from ..attention import dot_product as _dot_product_module
+from ..attention import softmax as _softmax_ref
+from ..metrics import attention_entropy as _entropy_ref
+from .engine import (
+    ATTENTION_BUILTINS,
+    SOFTMAX_BUILTINS,
+    Case,
+    as_tensor,
+    check_function,
+    generator,
+    nonfinite,
+    randn,
+)
+
+_sdpa_ref = _dot_product_module.scaled_dot_product_attention
+_where = torch.where
+
+# ------------------------------------------------------------------------------------ softmax
+
+WRONG_AXIS = "weights sum over the wrong axis: normalise over the last dimension (keys)"
+OVERFLOW = "overflow for scores of 1000: subtract the row max before exp"
+
+
+def _softmax_without_keepdim(keep_max: bool, keep_sum: bool):
+    def wrong(s):
+        if s.dim() != 2 or s.shape[0] != s.shape[1]:
+            return None  # only a square batch broadcasts silently
+        e = torch.exp(
+            s - s.amax(dim=-1, keepdim=keep_max)
+        )  # without keepdim: broadcast along the wrong axis
+        return e / e.sum(dim=-1, keepdim=keep_sum)
+
+    return wrong
+
+
+KEEPDIM = (
+    "a reduction without keepdim=True broadcast along the wrong axis: use "
+    "s.amax(dim=-1, keepdim=True) and e.sum(dim=-1, keepdim=True)"
+)
+
+
+def check_softmax(fn: Callable, *, seed: int = 0) -> None:
+    """fn(scores (..., n)) -> softmax over the last dimension, from scratch (Eq. 14.3.2).
+
+    No softmax built-in (torch.softmax, F.softmax, Tensor.softmax, ..., nor attncourse's own).
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    cases = [
+        Case("a vector of 5 scores", (randn(g, 5),)),
+        Case("a (4, 4) batch of score rows", (randn(g, 4, 4, scale=2.0),)),
+        Case("a (4, 6) batch of score rows", (randn(g, 4, 6),)),
+        Case("a (2, 3, 5) tensor of scores", (randn(g, 2, 3, 5),)),
+        Case("float64 scores", (randn(g, 3, 7, dtype=torch.float64),)),
+        Case("equal scores (uniform weights)", (torch.zeros(2, 4),)),
+        Case("a single key (n = 1)", (randn(g, 3, 1),)),
+        Case(
+            "scores of 1000",
+            (as_tensor([[1000.0, 999.0, 998.0], [1000.0, 1000.0, 1000.0]]),),
+            hint=OVERFLOW + (" (softmax is unchanged by a shift, and exp(0) = 1 cannot overflow)"),
+        ),
+        Case(
+            "scores of -1000",
+            (as_tensor([[-1000.0, -1001.0, -1002.0]]),),
+            hint=(
+                "underflow for scores of -1000: every exp(s) is 0 and 0/0 is NaN; "
+                "subtract the row max before exp (the largest score then gives exp(0) = 1)"
+            ),
+        ),
+        Case(
+            "a row of 1000 next to a row of -1000",
+            (as_tensor([[1000.0, 999.0, 998.0], [-1000.0, -999.0, -998.0]]),),
+            hint=(
+                "subtract each row's own max (s.amax(dim=-1, keepdim=True)), "
+                "not the max of the whole tensor"
+            ),
+        ),
+    ]
+    diagnoses = [
+        (WRONG_AXIS, lambda s: _softmax_ref(s, dim=0) if s.dim() > 1 else None),
+        (WRONG_AXIS, lambda s: _softmax_ref(s, dim=-2) if s.dim() > 2 else None),
+        (KEEPDIM, _softmax_without_keepdim(False, True)),
+        (KEEPDIM, _softmax_without_keepdim(True, False)),
+        (KEEPDIM, _softmax_without_keepdim(False, False)),
+        (
+            "the weights do not sum to 1: divide exp(s) by its sum over the last dimension",
+            lambda s: torch.exp(s),
+        ),
+        (
+            "the weights do not sum to 1: divide exp(s) by its sum over the last dimension",
+            lambda s: torch.exp(s - s.amax(dim=-1, keepdim=True)),
+        ),
+        (
+            "no exp: softmax is exp(s) / Σ exp(s), not s / Σ s",
+            lambda s: s / s.sum(dim=-1, keepdim=True),
+        ),
+    ]
+    check_function(
+        fn,
+        _softmax_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=SOFTMAX_BUILTINS,
+        references=[_softmax_ref],
+    )
+
+
+# --------------------------------------------------------------------------- weighted average
+
+
+def _weighted_average_ref(weights, values):
+    """o = Σ_i α_i v_i for each query (Eq. 14.3.1): (T, S), (S, d) -> (T, d)."""
+    return (weights.unsqueeze(-1) * values.unsqueeze(-3)).sum(dim=-2)  # (T, S, d) summed over S
+
+
+def _dyadic_weights(g, T, S, dtype=torch.float32):
+    """(T, S) weights whose rows sum to exactly 1 in floating point (powers of 2, shuffled)."""
+    row = [2.0 ** -(i + 1) for i in range(S - 1)]
+    row.append(row[-1] if row else 1.0)  # 1/2 + 1/4 + ... + 1/2^(S-1) + 1/2^(S-1) = 1
+    rows = [[row[i] for i in torch.randperm(S, generator=g).tolist()] for _ in range(T)]
+    return torch.tensor(rows, dtype=dtype)
+
+
+def _softmax_rows_not_exactly_one(g):
+    """Softmax weights whose row sums differ from 1 by a rounding error (valid weights all the
+    same).
+    """
+    while True:
+        w = _softmax_ref(randn(g, 6, 7, scale=3.0))
+        if bool((w.sum(dim=-1) != 1).any()):
+            return w
+
+
+def check_weighted_average(fn: Callable, *, seed: int = 0) -> None:
+    """fn(weights (T, S), values (S, d)) -> (T, d), o_t = Σ_i α_ti v_i   (Eq. 14.3.1).
+
+    Also checks that valid weights are not rejected: rows that sum to 1 only up to rounding.
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    eye = torch.eye(4)[[2, 0, 3]]  # (3, 4) one-hot rows: query t selects value 2, 0, 3
+    cases = [
+        Case("one query over 4 values", (_dyadic_weights(g, 1, 4), randn(g, 4, 3))),
+        Case("3 queries over 5 values of dimension 2", (_dyadic_weights(g, 3, 5), randn(g, 5, 2))),
+        Case("one-hot weights (each query selects one value)", (eye, randn(g, 4, 3))),
+        Case("uniform weights (the plain mean)", (torch.full((2, 4), 0.25), randn(g, 4, 3))),
+        Case("a single value (S = 1)", (torch.ones(2, 1), randn(g, 1, 3))),
+        Case(
+            "float64 inputs",
+            (_dyadic_weights(g, 3, 4, torch.float64), randn(g, 4, 6, dtype=torch.float64)),
+        ),
+        Case(
+            "valid softmax weights whose rows sum to 1 only up to rounding (e.g. 0.99999994)",
+            (_softmax_rows_not_exactly_one(g), randn(g, 7, 3)),
+            on_error="valid weights were rejected: rows of softmax weights sum to 1 only up to "
+            "rounding, so compare float sums with torch.allclose, not ==",
+        ),
+    ]
+    diagnoses = [
+        (
+            "divided by the number of values: the weights already sum to 1, so the average is "
+            "Σ αᵢ vᵢ with no extra division",
+            lambda w, v: _weighted_average_ref(w, v) / v.shape[0],
+        ),
+        (
+            "ignores the weights: it returns the plain mean of the values",
+            lambda w, v: v.mean(dim=0, keepdim=True).expand(w.shape[0], -1),
+        ),
+        (
+            "the output is transposed: expected one row per query, shape (T, d)",
+            lambda w, v: _weighted_average_ref(w, v).T,
+        ),
+    ]
+    check_function(fn, _weighted_average_ref, cases, diagnoses=diagnoses)
+
+
+# ------------------------------------------------------------------------------ scaled scores
+
+
+def _scaled_scores_ref(q, k):
+    """q kᵀ / √d_k   (Eq. 14.3.4): (T, d_k), (S, d_k) -> (T, S)."""
+    return (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (T, S)
+
+
+def check_scaled_scores(fn: Callable, *, seed: int = 0) -> None:
+    """fn(q (T, d_k), k (S, d_k)) -> (T, S) = q kᵀ / √d_k   (Eq. 14.3.4)."""
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    cases = [
+        Case("3 queries, 5 keys, d_k = 8", (randn(g, 3, 8), randn(g, 5, 8))),
+        Case("4 queries, 4 keys, d_k = 16", (randn(g, 4, 16), randn(g, 4, 16))),
+        Case("one query, 6 keys, d_k = 2", (randn(g, 1, 2), randn(g, 6, 2))),
+        Case(
+            "float64, d_k = 64",
+            (randn(g, 2, 64, dtype=torch.float64), randn(g, 3, 64, dtype=torch.float64)),
+        ),
+        Case("a zero query", (torch.zeros(1, 4), randn(g, 3, 4))),
+    ]
+    d = lambda q: q.shape[-1]  # noqa: E731
+    diagnoses = [
+        ("missing 1/√d_k: divide q kᵀ by √d_k (Eq. 14.3.4)", lambda q, k: q @ k.T),
+        ("divided by d_k instead of √d_k", lambda q, k: q @ k.T / d(q)),
+        ("multiplied by √d_k instead of dividing by it", lambda q, k: q @ k.T * math.sqrt(d(q))),
+        (
+            "the scores are transposed: rows are queries and columns keys, "
+            "so compute q @ k.T (T, S)",
+            lambda q, k: _scaled_scores_ref(k, q),
+        ),
+        (
+            "scaled by the square root of the number of keys; d_k is the feature size, q.shape[-1]",
+            lambda q, k: q @ k.T / math.sqrt(k.shape[0]),
+        ),
+        (
+            "scaled by the square root of the number of queries; "
+            "d_k is the feature size, q.shape[-1]",
+            lambda q, k: q @ k.T / math.sqrt(q.shape[0]),
+        ),
+    ]
+    check_function(fn, _scaled_scores_ref, cases, diagnoses=diagnoses)
+
+
+# --------------------------------------------------------------------------- masked attention
+
+MASK_INVERTED = "mask inverted: True means may attend"
+EMPTY_ROW_NAN = "a query whose keys are all masked must get zero weights and zero output, not NaN"
+
+
+def _empty_row_hint(got, expected):
+    if nonfinite(got):
+        return EMPTY_ROW_NAN + " (when every score of a row is -inf, set that row's weights to 0)"
+    return (
+        "a query whose keys are all masked must get zero weights and zero output, not uniform "
+        "weights (a finite fill such as -1e9 spreads the weight evenly): zero those rows"
+    )
+
+
+def _attention_variant(q, k, v, mask, *, fill=None, scale=None, after=False, dim=-1):
+    """A deliberately wrong masked attention, to recognise a learner's mistake."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, S)
+    if after:
+        w = _softmax_ref(scores) * mask  # masked after the softmax, not renormalised
+    elif fill is not None:
+        w = _softmax_ref(scores.masked_fill(~mask, fill), dim=dim)
+    else:
+        w = _softmax_ref(scores, dim=dim, mask=mask.expand_as(scores))
+    return w @ v, w
+
+
+def check_masked_attention(fn: Callable, *, seed: int = 0) -> None:
+    """fn(q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask (T, S) bool) -> (output, weights).
+
+    softmax(q kᵀ/√d_k) v with masked keys removed (True = may attend); output (..., T, d_v),
+    weights (..., T, S). A query whose keys are all masked gets zero weights and a zero output.
+    From scratch: no softmax built-in, no F.scaled_dot_product_attention (nor attncourse's own).
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    causal = torch.ones(4, 4).tril().bool()  # (T, S) query i sees keys j <= i
+    padded = torch.tensor(
+        [[True, True, True, False, False]] * 3
+    )  # (3, 5) the last two keys are padding
+    random = torch.rand(4, 6, generator=g) < 0.6  # (4, 6)
+    random[:, 0] = True  # every query keeps at least one key
+    empty = torch.tensor(
+        [[True, False, True], [False, False, False], [False, True, True]]
+    )  # query 1 sees nothing
+    cases = [
+        Case(
+            "3 queries, 5 keys (two of them padding), d_v = 2",
+            (randn(g, 3, 6), randn(g, 5, 6), randn(g, 5, 2), padded),
+        ),
+        Case(
+            "4 queries, 4 keys, causal mask",
+            (randn(g, 4, 8), randn(g, 4, 8), randn(g, 4, 8), causal),
+        ),
+        Case(
+            "a batch (2, 3 heads) of 4 queries and 6 keys, random mask",
+            (randn(g, 2, 3, 4, 8), randn(g, 2, 3, 6, 8), randn(g, 2, 3, 6, 5), random),
+        ),
+        Case(
+            "an all-True mask",
+            (randn(g, 3, 4), randn(g, 3, 4), randn(g, 3, 4), torch.ones(3, 3, dtype=torch.bool)),
+        ),
+        Case(
+            "float64 inputs",
+            (
+                randn(g, 4, 8, dtype=torch.float64),
+                randn(g, 4, 8, dtype=torch.float64),
+                randn(g, 4, 3, dtype=torch.float64),
+                causal,
+            ),
+        ),
+        Case(
+            "scores of about ±1000",
+            (randn(g, 4, 16, scale=30.0), randn(g, 4, 16, scale=30.0), randn(g, 4, 3), causal),
+            hint=OVERFLOW,
+        ),
+        Case(
+            "a query whose keys are all masked",
+            (randn(g, 3, 4), randn(g, 3, 4), randn(g, 3, 2), empty),
+            hint=_empty_row_hint,
+        ),
+    ]
+
+    def reference(q, k, v, mask):
+        return _sdpa_ref(q, k, v, mask)
+
+    diagnoses = [
+        (MASK_INVERTED, lambda q, k, v, m: _sdpa_ref(q, k, v, ~m)),
+        (
+            "missing 1/√d_k: divide q kᵀ by √d_k (Eq. 14.3.4)",
+            lambda q, k, v, m: _sdpa_ref(q, k, v, m, scale=1.0),
+        ),
+        (
+            "divided by d_k instead of √d_k",
+            lambda q, k, v, m: _sdpa_ref(q, k, v, m, scale=1 / q.shape[-1]),
+        ),
+        (WRONG_AXIS, lambda q, k, v, m: _attention_variant(q, k, v, m, dim=-2)),
+        (
+            "masked scores were set to 0, which still gets weight: fill them with float('-inf') "
+            "before the softmax",
+            lambda q, k, v, m: _attention_variant(q, k, v, m, fill=0.0),
+        ),
+        (
+            "masked keys were zeroed after the softmax, so the weights no longer sum to 1: "
+            "fill masked scores with float('-inf') before the softmax",
+            lambda q, k, v, m: _attention_variant(q, k, v, m, after=True),
+        ),
+    ]
+    check_function(
+        fn,
+        reference,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=ATTENTION_BUILTINS,
+        references=[
+            _softmax_ref,
+            _sdpa_ref,
+            _dot_product_module.grouped_query_attention,
+            _chunked_module.chunked_attention,
+        ],
+        outputs=("output", "weights"),
+        order=(1, 0),
+    )
+
+
+# ------------------------------------------------------------------------------------ entropy
+
+LOG_OF_ZERO = "log of 0 gives NaN: treat 0·log 0 as 0"
+
+
+def check_entropy(fn: Callable, *, seed: int = 0) -> None:
+    """fn(weights (..., n)) -> (...) entropy H = -Σ p log p in nats, with 0·log 0 = 0
+    (Eq. 14.3.3).
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    zero_hint = LOG_OF_ZERO + " (e.g. torch.where(p > 0, p * torch.log(p), 0.0))"
+    cases = [
+        Case("uniform weights over 4 keys (H = log 4)", (torch.full((4,), 0.25),)),
+        Case("3 rows of softmax weights over 5 keys", (_softmax_ref(randn(g, 3, 5)),)),
+        Case("a (2, 3, 6) batch of weights", (_softmax_ref(randn(g, 2, 3, 6, scale=2.0)),)),
+        Case("float64 weights", (_softmax_ref(randn(g, 2, 4, dtype=torch.float64)),)),
+        Case(
+            "one-hot weights (H = 0)",
+            (as_tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),),
+            hint=zero_hint,
+        ),
+        Case(
+            "weights with a masked (zero) key",
+            (as_tensor([[0.5, 0.0, 0.25, 0.25]]),),
+            hint=zero_hint,
+        ),
+        Case("a single key (n = 1, H = 0)", (torch.ones(3, 1),)),
+    ]
+
+    def plogp(p):
+        return _where(
+            p > 0, p * torch.log(_where(p > 0, p, torch.ones_like(p))), torch.zeros_like(p)
+        )
+
+    diagnoses = [
+        (
+            "used log2: entropy in nats uses the natural log (torch.log)",
+            lambda p: _entropy_ref(p) / math.log(2),
+        ),
+        (
+            "used log10: entropy in nats uses the natural log (torch.log)",
+            lambda p: _entropy_ref(p) / math.log(10),
+        ),
+        ("the sign is flipped: H = -Σ p log p, which is ≥ 0", lambda p: -_entropy_ref(p)),
+        (
+            "summed over the wrong axis: sum -p log p over the last dimension (the keys)",
+            lambda p: -plogp(p).sum(dim=0) if p.dim() > 1 else None,
+        ),
+        ("returned -p log p for each key: sum it over the last dimension", lambda p: -plogp(p)),
+        (
+            "averaged -p log p over the keys: entropy is the sum, not the mean",
+            lambda p: -plogp(p).mean(dim=-1),
+        ),
+    ]
+    check_function(
+        fn,
+        _entropy_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=frozenset(),
+        references=[_entropy_ref],
+    )
+
+
+__all__ = [
+    "check_entropy",
+    "check_masked_attention",
+    "check_scaled_scores",
+    "check_softmax",
+    "check_weighted_average",
+]

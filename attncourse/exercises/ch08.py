@@ -1,0 +1,600 @@
+"""Checks for chapter 08's exercises: LayerNorm, RMSNorm, BatchNorm statistics in training mode,
+a highway layer and its full Jacobian — each compared with a reference on random and edge inputs,
+with the common mistakes named (built on ``attncourse.exercises.check_function``).
+
+The normalization exercises are from scratch: ``F.layer_norm``, ``F.rms_norm``, ``F.batch_norm``
+(and the ``nn`` modules, and ``attncourse.norms``' own layers) fail the check. The Jacobian
+exercise is by hand: automatic differentiation (``torch.autograd``, ``torch.func``,
+``Tensor.backward``) fails it. Inputs come from a private generator; ``seed=`` gives hidden tests
+other inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+
+import torch
+
+from .. import guard
+from ..blocks import Highway
+from ..norms import BatchNorm1d, LayerNorm, RMSNorm
+from .engine import Case, Refused, check_function, generator, randn
+
+_sigmoid = torch.sigmoid
+_relu = torch.relu
+_BuiltinCalledError = guard.BuiltinCalledError
+
+_NORM_BUILTINS = frozenset(
+    {
+        "layer_norm",
+        "native_layer_norm",
+        "rms_norm",
+        "_fused_rms_norm",
+        "batch_norm",
+        "native_batch_norm",
+        "_native_batch_norm_legit",
+        "_batch_norm_impl_index",
+        "group_norm",
+        "native_group_norm",
+        "instance_norm",
+    }
+)
+_NORM_REFERENCES = (LayerNorm.forward, RMSNorm.forward, BatchNorm1d.forward)
+
+
+# ----------------------------------------------------------------------------------- LayerNorm
+
+
+def _layer_norm_ref(x, gamma, beta, eps=1e-5):
+    """(x − μ) / √(σ² + ε) · γ + β over the last dim, σ² the biased (1/d) variance   (Eq. 5.3.7)."""
+    mu = x.mean(dim=-1, keepdim=True)  # (..., 1)
+    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)  # (..., 1)
+    return (x - mu) / torch.sqrt(var + eps) * gamma + beta  # (..., d)
+
+
+def check_layer_norm(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x (..., d), gamma (d,), beta (d,), eps=1e-5) -> LayerNorm over the last dim, from
+    scratch.
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+
+    def affine(d, dtype=torch.float32):
+        return 1 + randn(g, d, dtype=dtype, scale=0.5), randn(g, d, dtype=dtype, scale=0.5)
+
+    constant = torch.full((2, 5), 3.0)
+    constant[1] = torch.arange(5.0)
+    cases = [
+        Case("a (4, 6) batch of token vectors", (randn(g, 4, 6, scale=3.0, shift=1.0), *affine(6))),
+        Case(
+            "a (5, 5) batch (as many tokens as features)", (randn(g, 5, 5, scale=2.0), *affine(5))
+        ),
+        Case("a (2, 3, 8) tensor (batch, time, features)", (randn(g, 2, 3, 8), *affine(8))),
+        Case(
+            "float64 inputs",
+            (randn(g, 3, 7, dtype=torch.float64, scale=4.0), *affine(7, torch.float64)),
+        ),
+        Case("eps = 0.5 given explicitly", (randn(g, 3, 4, scale=0.5), *affine(4)), {"eps": 0.5}),
+        Case(
+            "a constant row (σ = 0: the output must be β, not NaN)",
+            (constant, *affine(5)),
+            hint=(
+                "a constant row has σ² = 0: add eps inside the square root, √(σ² + ε), "
+                "so it gives (x − μ)·0 + β"
+            ),
+        ),
+        Case(
+            "features around 1000",
+            (randn(g, 3, 6, shift=1000.0, dtype=torch.float64), *affine(6, torch.float64)),
+        ),
+        Case("one feature (d = 1: x̂ = 0, the output is β)", (randn(g, 4, 1), *affine(1))),
+    ]
+
+    def keepdim_wrong(x, gamma, beta, eps=1e-5):
+        if x.dim() != 2 or x.shape[0] != x.shape[1]:
+            return None  # only a square batch broadcasts silently
+        mu = x.mean(dim=-1)  # (n,) broadcast along the wrong axis
+        var = ((x - mu) ** 2).mean(dim=-1)
+        return (x - mu) / torch.sqrt(var + eps) * gamma + beta
+
+    diagnoses = [
+        (
+            "used the unbiased variance (1/(d − 1), what torch.var gives by default): "
+            "LayerNorm divides by d (Eq. 5.3.7); "
+            "use ((x - mu)**2).mean(-1) or x.var(-1, unbiased=False)",
+            lambda x, gamma, beta, eps=1e-5: (
+                (x - x.mean(-1, keepdim=True))
+                / torch.sqrt(x.var(-1, unbiased=True, keepdim=True) + eps)
+                * gamma
+                + beta
+                if x.shape[-1] > 1
+                else None
+            ),
+        ),
+        (
+            "eps was added to the standard deviation; it belongs inside the square root: √(σ² + ε)",
+            lambda x, gamma, beta, eps=1e-5: (
+                (x - x.mean(-1, keepdim=True))
+                / (x.var(-1, unbiased=False, keepdim=True).sqrt() + eps)
+                * gamma
+                + beta
+            ),
+        ),
+        (
+            "no eps: x̂ = (x − μ) / √(σ² + ε) needs ε, both for the value and for constant rows",
+            lambda x, gamma, beta, eps=1e-5: _layer_norm_ref(x, gamma, beta, 0.0),
+        ),
+        (
+            "the statistics were taken over the wrong axis: LayerNorm uses the last dimension "
+            "(the features of each token), BatchNorm the batch",
+            lambda x, gamma, beta, eps=1e-5: (
+                (x - x.mean(0, keepdim=True))
+                / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + eps)
+                * gamma
+                + beta
+                if x.dim() > 1 and x.shape[0] > 1
+                else None
+            ),
+        ),
+        (
+            "γ and β are missing: y = γ · x̂ + β",
+            lambda x, gamma, beta, eps=1e-5: _layer_norm_ref(x, 1.0, 0.0, eps),
+        ),
+        (
+            "γ and β in the wrong order: y = γ · x̂ + β, not (x̂ + β) · γ",
+            lambda x, gamma, beta, eps=1e-5: (_layer_norm_ref(x, 1.0, 0.0, eps) + beta) * gamma,
+        ),
+        (
+            "the mean was not subtracted: that is RMSNorm; LayerNorm centres first (x − μ)",
+            lambda x, gamma, beta, eps=1e-5: (
+                x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * gamma + beta
+            ),
+        ),
+        (
+            "a reduction without keepdim=True broadcast along the wrong axis: "
+            "use x.mean(dim=-1, keepdim=True)",
+            keepdim_wrong,
+        ),
+    ]
+    check_function(
+        fn,
+        _layer_norm_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=_NORM_BUILTINS,
+        references=_NORM_REFERENCES,
+    )
+
+
+# ------------------------------------------------------------------------------------- RMSNorm
+
+
+def _rms_norm_ref(x, gamma, eps=1e-6):
+    """x / √(mean(x²) + ε) · γ over the last dim (Zhang & Sennrich 2019)."""
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * gamma  # (..., d)
+
+
+def check_rms_norm(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x (..., d), gamma (d,), eps=1e-6) -> x / √(mean(x²) + ε) · γ over the last dim, from
+    scratch.
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+
+    def gamma(d, dtype=torch.float32):
+        return 1 + randn(g, d, dtype=dtype, scale=0.5)
+
+    zero = torch.zeros(2, 4)
+    zero[1] = torch.tensor([1.0, -2.0, 0.5, 0.0])
+    cases = [
+        Case(
+            "a (4, 6) batch with a non-zero mean", (randn(g, 4, 6, scale=2.0, shift=1.5), gamma(6))
+        ),
+        Case("a (5, 5) batch", (randn(g, 5, 5), gamma(5))),
+        Case("a (2, 3, 8) tensor", (randn(g, 2, 3, 8, scale=3.0), gamma(8))),
+        Case("float64 inputs", (randn(g, 3, 7, dtype=torch.float64), gamma(7, torch.float64))),
+        Case("eps = 0.25 given explicitly", (randn(g, 3, 4, scale=0.3), gamma(4)), {"eps": 0.25}),
+        Case(
+            "a zero row (the output must be 0, not NaN)",
+            (zero, gamma(4)),
+            hint="a zero row has mean(x²) = 0: add eps inside the square root so 0 / √ε = 0",
+        ),
+    ]
+    diagnoses = [
+        (
+            "the mean was subtracted: that is LayerNorm; "
+            "RMSNorm only divides by the root mean square",
+            lambda x, gamma, eps=1e-6: _layer_norm_ref(x, gamma, 0.0, eps),
+        ),
+        (
+            "divided by the norm ‖x‖ instead of the root mean square √(mean x²): off by √d",
+            lambda x, gamma, eps=1e-6: x / torch.sqrt((x * x).sum(-1, keepdim=True) + eps) * gamma,
+        ),
+        (
+            "no eps: divide by √(mean(x²) + ε); ε matters for the value and keeps a zero row at 0",
+            lambda x, gamma, eps=1e-6: _rms_norm_ref(x, gamma, 0.0),
+        ),
+        (
+            "eps was added outside the square root; it belongs inside: √(mean(x²) + ε)",
+            lambda x, gamma, eps=1e-6: x / ((x * x).mean(-1, keepdim=True).sqrt() + eps) * gamma,
+        ),
+        (
+            "divided by mean(x²) without the square root",
+            lambda x, gamma, eps=1e-6: x / ((x * x).mean(-1, keepdim=True) + eps) * gamma,
+        ),
+        (
+            "the mean of squares was taken over the wrong axis: use the last dimension "
+            "(each token's features)",
+            lambda x, gamma, eps=1e-6: (
+                x / torch.sqrt((x * x).mean(0, keepdim=True) + eps) * gamma
+                if x.dim() > 1 and x.shape[0] > 1
+                else None
+            ),
+        ),
+        (
+            "γ is missing: y = x / √(mean(x²) + ε) · γ",
+            lambda x, gamma, eps=1e-6: _rms_norm_ref(x, 1.0, eps),
+        ),
+    ]
+    check_function(
+        fn,
+        _rms_norm_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=_NORM_BUILTINS,
+        references=_NORM_REFERENCES,
+    )
+
+
+# ------------------------------------------------------------------------- BatchNorm, training
+
+
+def _batch_dims(x):
+    return (0, 2) if x.dim() == 3 else (0,)
+
+
+def _batch_shape(x):
+    return (1, -1, 1) if x.dim() == 3 else (1, -1)
+
+
+def _batch_norm_ref(x, gamma, beta, eps=1e-5):
+    """Training-mode BatchNorm: statistics per channel c over the batch (N, and L)   (Eq. 5.3.8)."""
+    dims, shape = _batch_dims(x), _batch_shape(x)
+    mu = x.mean(dim=dims, keepdim=True)  # (1, C[, 1])
+    var = ((x - mu) ** 2).mean(dim=dims, keepdim=True)  # (1, C[, 1]) biased: 1/(N·L)
+    return (x - mu) / torch.sqrt(var + eps) * gamma.view(shape) + beta.view(shape)
+
+
+def check_batch_norm_train(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x (N, C) or (N, C, L), gamma (C,), beta (C,), eps=1e-5) -> BatchNorm output in
+    training mode.
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+
+    def affine(c, dtype=torch.float32):
+        return 1 + randn(g, c, dtype=dtype, scale=0.5), randn(g, c, dtype=dtype, scale=0.5)
+
+    offsets = torch.tensor([[-3.0, 0.0, 5.0]])  # (1, C) every channel its own mean
+    cases = [
+        Case(
+            "a (8, 3) batch, channels with different means",
+            (randn(g, 8, 3) * 2 + offsets, *affine(3)),
+        ),
+        Case(
+            "a (4, 4) batch (as many samples as channels)", (randn(g, 4, 4, scale=2.0), *affine(4))
+        ),
+        Case(
+            "a (4, 3, 5) batch of sequences (N, C, L)", (randn(g, 4, 3, 5, shift=1.0), *affine(3))
+        ),
+        Case(
+            "float64 inputs",
+            (randn(g, 6, 5, dtype=torch.float64, scale=3.0), *affine(5, torch.float64)),
+        ),
+        Case("two samples (N = 2)", (randn(g, 2, 3), *affine(3))),
+        Case("eps = 0.5 given explicitly", (randn(g, 5, 2, scale=0.5), *affine(2)), {"eps": 0.5}),
+        Case(
+            "(2, 2, 6): statistics over N and L together",
+            (randn(g, 2, 2, 6, scale=2.0), *affine(2)),
+        ),
+    ]
+
+    def per_position(x, gamma, beta, eps=1e-5):  # statistics over N only, per (c, l)
+        if x.dim() != 3:
+            return None
+        mu = x.mean(0, keepdim=True)
+        var = ((x - mu) ** 2).mean(0, keepdim=True)
+        return (x - mu) / torch.sqrt(var + eps) * gamma.view(1, -1, 1) + beta.view(1, -1, 1)
+
+    def per_sample(x, gamma, beta, eps=1e-5):  # statistics over the channels of each sample
+        mu = x.mean(1, keepdim=True)
+        var = ((x - mu) ** 2).mean(1, keepdim=True)
+        return (x - mu) / torch.sqrt(var + eps) * gamma.view(_batch_shape(x)) + beta.view(
+            _batch_shape(x)
+        )
+
+    def unbiased(x, gamma, beta, eps=1e-5):
+        n = x.numel() // x.shape[1]
+        dims = _batch_dims(x)
+        mu = x.mean(dim=dims, keepdim=True)
+        var = ((x - mu) ** 2).sum(dim=dims, keepdim=True) / (n - 1)
+        return (x - mu) / torch.sqrt(var + eps) * gamma.view(_batch_shape(x)) + beta.view(
+            _batch_shape(x)
+        )
+
+    diagnoses = [
+        (
+            "statistics per sample over its channels: that is LayerNorm; BatchNorm takes, "
+            "for every channel, the mean and variance over the batch (Eq. 5.3.8)",
+            per_sample,
+        ),
+        (
+            "for (N, C, L) inputs the statistics are over N and L together (every position of "
+            "every sequence), not over N for each position separately",
+            per_position,
+        ),
+        (
+            "used the unbiased variance (1/(n − 1)): in training BatchNorm normalises with the "
+            "biased batch variance, 1/n (the unbiased one only goes into the running estimate)",
+            unbiased,
+        ),
+        (
+            "γ and β are missing: y = γ_c · x̂ + β_c",
+            lambda x, gamma, beta, eps=1e-5: _batch_norm_ref(
+                x, torch.ones_like(gamma), torch.zeros_like(beta), eps
+            ),
+        ),
+    ]
+    check_function(
+        fn,
+        _batch_norm_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=_NORM_BUILTINS,
+        references=_NORM_REFERENCES,
+    )
+
+
+# ------------------------------------------------------------------------------------- highway
+
+
+def _highway_ref(x, W_H, b_H, W_T, b_T):
+    """y = H · T + x · (1 − T), H = ReLU(x W_H + b_H), T = sigmoid(x W_T + b_T)   (Eq. 5.3.4)."""
+    H = _relu(x @ W_H + b_H)  # (..., d)
+    T = _sigmoid(x @ W_T + b_T)  # (..., d)
+    return H * T + x * (1 - T)
+
+
+def _highway_cases(g, batch=True):
+    def params(d, dtype=torch.float32, gate=0.0):
+        return (
+            randn(g, d, d, dtype=dtype, scale=1 / math.sqrt(d)),
+            randn(g, d, dtype=dtype, scale=0.5),
+            randn(g, d, d, dtype=dtype, scale=1 / math.sqrt(d)),
+            randn(g, d, dtype=dtype, scale=0.5, shift=gate),
+        )
+
+    def x(*shape, dtype=torch.float32):
+        return randn(g, *shape, dtype=dtype) if batch else randn(g, *shape[1:], dtype=dtype)
+
+    return [
+        Case("d = 4, a batch of 3" if batch else "d = 4", (x(3, 4), *params(4))),
+        Case(
+            "d = 6, float64" if batch else "d = 6, float64",
+            (x(2, 6, dtype=torch.float64), *params(6, torch.float64)),
+        ),
+        Case("d = 5, gate bias near -2 (mostly carry)", (x(4, 5), *params(5, gate=-2.0))),
+        Case("d = 3, gate bias near +2 (mostly transform)", (x(2, 3), *params(3, gate=2.0))),
+        Case("d = 1", (x(3, 1), *params(1))),
+    ]
+
+
+def check_highway(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x (B, d), W_H (d, d), b_H (d,), W_T (d, d), b_T (d,)) -> y (B, d), a highway layer
+    (Eq. 5.3.4).
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    cases = _highway_cases(g)
+    cases.append(
+        Case(
+            "gate bias -30: T = 0, the layer must copy its input",
+            (
+                randn(g, 2, 4),
+                randn(g, 4, 4),
+                torch.zeros(4),
+                randn(g, 4, 4) * 0.1,
+                torch.full((4,), -30.0),
+            ),
+            hint="with T = 0 the carry gate C = 1 − T = 1 passes x through unchanged: y = x",
+        )
+    )
+    diagnoses = [
+        (
+            "the gates are swapped: T multiplies the transform H and C = 1 − T the input x "
+            "(Eq. 5.3.4)",
+            lambda x, W_H, b_H, W_T, b_T: (
+                x * _sigmoid(x @ W_T + b_T) + _relu(x @ W_H + b_H) * (1 - _sigmoid(x @ W_T + b_T))
+            ),
+        ),
+        (
+            "H has no ReLU: H = ReLU(x W_H + b_H)",
+            lambda x, W_H, b_H, W_T, b_T: (
+                (x @ W_H + b_H) * _sigmoid(x @ W_T + b_T) + x * (1 - _sigmoid(x @ W_T + b_T))
+            ),
+        ),
+        (
+            "the weights are transposed: this layer computes x @ W (W is (d_in, d_out)), "
+            "not x @ W.T",
+            lambda x, W_H, b_H, W_T, b_T: (
+                _highway_ref(x, W_H.T, b_H, W_T.T, b_T) if x.shape[-1] > 1 else None
+            ),
+        ),
+        (
+            "no carry term: y = H · T + x · (1 − T); "
+            "the second term lets x through where T is small",
+            lambda x, W_H, b_H, W_T, b_T: _relu(x @ W_H + b_H) * _sigmoid(x @ W_T + b_T),
+        ),
+        (
+            "that is a residual block, y = x + H: a highway layer weighs H and x by T and 1 − T",
+            lambda x, W_H, b_H, W_T, b_T: x + _relu(x @ W_H + b_H),
+        ),
+    ]
+    check_function(
+        fn,
+        _highway_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=frozenset(),
+        references=(Highway.forward, Highway.transform_gate),
+    )
+
+
+# ------------------------------------------------------------------------- highway Jacobian
+
+
+def _highway_jacobian_ref(x, W_H, b_H, W_T, b_T):
+    """J[i, j] = ∂y_i/∂x_j
+    = T_i 1[z_i > 0] W_H[j, i] + (1 − T_i) δ_ij + (H_i − x_i) T_i (1 − T_i) W_T[j, i].
+    """
+    z = x @ W_H + b_H  # (d,)
+    H, T = _relu(z), _sigmoid(x @ W_T + b_T)  # (d,), (d,)
+    dH = (z > 0).to(x.dtype)[:, None] * W_H.T  # (d, d) ∂H_i/∂x_j
+    dT = (T * (1 - T))[:, None] * W_T.T  # (d, d) ∂T_i/∂x_j
+    return T[:, None] * dH + torch.diag(1 - T) + (H - x)[:, None] * dT
+
+
+def _highway_jacobian_printed(x, W_H, b_H, W_T, b_T):
+    """Eq. (5.3.5) as printed: T · ∂H/∂x + (1 − T) · I, without the gate-derivative term."""
+    z = x @ W_H + b_H
+    T = _sigmoid(x @ W_T + b_T)
+    return T[:, None] * (z > 0).to(x.dtype)[:, None] * W_H.T + torch.diag(1 - T)
+
+
+def _highway_jacobian_without_relu_derivative(x, W_H, b_H, W_T, b_T):
+    """The full Jacobian with ∂H/∂x = W_Hᵀ, as if H had no ReLU (a mistake, for the diagnosis)."""
+    H, T = _relu(x @ W_H + b_H), _sigmoid(x @ W_T + b_T)
+    return T[:, None] * W_H.T + torch.diag(1 - T) + ((H - x) * T * (1 - T))[:, None] * W_T.T
+
+
+_AUTODIFF = (
+    "torch.autograd.grad",
+    "torch.autograd.backward",
+    "torch.Tensor.backward",
+    "torch.autograd.functional.jacobian",
+    "torch.autograd.functional.vjp",
+    "torch.autograd.functional.jvp",
+    "torch.autograd.functional.hessian",
+    "torch.autograd.functional.vhp",
+    "torch.autograd.functional.hvp",
+    "torch.func.jacrev",
+    "torch.func.jacfwd",
+    "torch.func.vjp",
+    "torch.func.jvp",
+    "torch.func.grad",
+    "torch.func.grad_and_value",
+    "torch.func.hessian",
+)
+
+
+def _resolve(path: str):
+    obj = sys.modules["torch"]
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def _refused_autodiff(*args, **kwargs):
+    raise __import__("attncourse.guard", fromlist=["guard"]).BuiltinCalledError(
+        __import__("sys")._getframe().f_code.co_name
+        + " was called: this exercise asks for the derivative by "
+        "hand, without automatic differentiation"
+    )
+
+
+def _refuse_autodiff() -> Refused:
+    """While active, torch's automatic differentiation functions raise ``BuiltinCalledError``
+    (so a name bound by ``from torch.func import jacrev`` is covered too)."""
+    functions = {}
+    for path in _AUTODIFF:
+        try:
+            functions[path] = _resolve(path)
+        except AttributeError:
+            continue
+    return Refused(functions, _refused_autodiff)
+
+
+def check_highway_jacobian(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x (d,), W_H, b_H, W_T, b_T) -> J (d, d), J[i, j] = ∂y_i/∂x_j of a highway layer, by hand.
+
+    The full Jacobian has three terms: T · ∂H/∂x + (1 − T) · I + (H − x) · ∂T/∂x; the source's
+    Eq. (5.3.5) prints only the first two.
+    """
+    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+    g = generator(seed)
+    cases = _highway_cases(g, batch=False)
+    d = 4
+    cases.append(
+        Case(
+            "gate bias -30 (T = 0): J = I",
+            (randn(g, d), randn(g, d, d), torch.zeros(d), randn(g, d, d), torch.full((d,), -30.0)),
+        )
+    )
+    diagnoses = [
+        (
+            "the gate-derivative term (H − x) · ∂T/∂x is missing: that is Eq. (5.3.5) as printed, "
+            "which treats T as a constant; T depends on x through sigmoid(x W_T + b_T), "
+            "so add (H_i − x_i) T_i (1 − T_i) W_T[j, i]",
+            _highway_jacobian_printed,
+        ),
+        (
+            "the Jacobian is transposed: row i is output y_i, column j input x_j "
+            "(J[i, j] = ∂y_i/∂x_j)",
+            lambda *a: _highway_jacobian_ref(*a).T if a[0].shape[-1] > 1 else None,
+        ),
+        (
+            "ReLU's derivative is missing: ∂H_i/∂x_j = 1[z_i > 0] W_H[j, i] with z = x W_H + b_H",
+            _highway_jacobian_without_relu_derivative,
+        ),
+        (
+            "the carry term's derivative (1 − T) · I is missing",
+            lambda *a: _highway_jacobian_ref(*a) - torch.diag(1 - _sigmoid(a[0] @ a[3] + a[4])),
+        ),
+    ]
+    check_function(
+        _without_autodiff(fn),
+        _highway_jacobian_ref,
+        cases,
+        name=getattr(fn, "__name__", None),
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=frozenset(),
+        references=(Highway.forward, Highway.transform_gate),
+    )
+
+
+def _without_autodiff(fn):
+    if not callable(fn):
+        return fn  # check_function explains
+
+    def wrapped(*args, **kwargs):
+        with _refuse_autodiff():
+            return fn(*args, **kwargs)
+
+    wrapped.__name__ = getattr(fn, "__name__", "your function")
+    return wrapped
+
+
+__all__ = [
+    "check_batch_norm_train",
+    "check_highway",
+    "check_highway_jacobian",
+    "check_layer_norm",
+    "check_rms_norm",
+]

@@ -1,0 +1,238 @@
+"""Checks for chapter 09's exercises (Pre-LN vs Post-LN stability), built on
+``attncourse.exercises.check_function``: each compares the learner's function with the reference
+on random and edge inputs and names the usual mistakes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from .engine import Case, check_function
+
+_LAYER_NORM_BUILTINS = frozenset({"layer_norm", "native_layer_norm"})
+
+
+def _g(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# ---------------------------------------------------------------------------- Pre-LN block
+
+
+class _Sublayers:
+    """Fixed random sublayers for the block exercise: a token-mixing 'attention', a ReLU FFN and
+    two LayerNorms (plain tensor code, so the check does not depend on the learner's modules)."""
+
+    def __init__(self, g: torch.Generator, T: int, d: int, dtype):
+        self.mix = torch.softmax(torch.randn(T, T, generator=g, dtype=dtype), dim=-1)  # (T, T)
+        self.w_v = torch.randn(d, d, generator=g, dtype=dtype) / math.sqrt(d)
+        self.w1 = torch.randn(d, 2 * d, generator=g, dtype=dtype) / math.sqrt(d)
+        self.w2 = torch.randn(2 * d, d, generator=g, dtype=dtype) / math.sqrt(2 * d)
+        self.gamma = [1 + 0.3 * torch.randn(d, generator=g, dtype=dtype) for _ in range(2)]
+        self.beta = [0.3 * torch.randn(d, generator=g, dtype=dtype) for _ in range(2)]
+
+    def attn(self, x):
+        return self.mix @ (x @ self.w_v)  # (..., T, d)
+
+    def ffn(self, x):
+        return torch.relu(x @ self.w1) @ self.w2  # (..., T, d)
+
+    def _ln(self, x, i):
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        return self.gamma[i] * (x - mu) / torch.sqrt(var + 1e-5) + self.beta[i]
+
+    def norm1(self, x):
+        return self._ln(x, 0)
+
+    def norm2(self, x):
+        return self._ln(x, 1)
+
+    def args(self, x):
+        return (x, self.attn, self.ffn, self.norm1, self.norm2)
+
+
+def _pre_ln_ref(x, attn, ffn, norm1, norm2):
+    """x ← x + attn(LN₁(x)); x ← x + ffn(LN₂(x))   (source 004 Eq. 5.3.11, applied twice)."""
+    x = x + attn(norm1(x))  # (B, T, d)
+    return x + ffn(norm2(x))  # (B, T, d)
+
+
+def check_pre_ln_block(fn: Callable, *, seed: int = 0) -> None:
+    """fn(x, attn, ffn, norm1, norm2) -> the Pre-LN block's output (Eq. 5.3.11)."""
+    __tracebackhide__ = True
+    g = _g(seed)
+    cases = []
+    for label, B, T, d, dtype in (
+        ("x (2, 5, 8)", 2, 5, 8, torch.float32),
+        ("x (1, 3, 4)", 1, 3, 4, torch.float32),
+        ("x (3, 6, 16), float64", 3, 6, 16, torch.float64),
+    ):
+        subs = _Sublayers(g, T, d, dtype)
+        x = 2.0 * torch.randn(B, T, d, generator=g, dtype=dtype) + 1.0  # not already normalised
+        cases.append(Case(label, subs.args(x)))
+    diagnoses = [
+        (
+            "this is Post-LN, x ← LN(x + F(x)) (Eq. 5.3.10); "
+            "Pre-LN normalises only the sublayer's input: x ← x + F(LN(x)) (Eq. 5.3.11)",
+            lambda x, a, f, n1, n2: (lambda h: n2(h + f(h)))(n1(x + a(x))),
+        ),
+        (
+            "the residual adds LN(x) instead of x: keep the un-normalised x on the identity path, "
+            "x + F(LN(x))",
+            lambda x, a, f, n1, n2: (lambda h: n2(h) + f(n2(h)))(n1(x) + a(n1(x))),
+        ),
+        (
+            "the FFN sublayer is missing its residual: x ← x + ffn(LN₂(x))",
+            lambda x, a, f, n1, n2: f(n2(x + a(n1(x)))),
+        ),
+        (
+            "the FFN sublayer reads the block input; "
+            "it must read the output of the attention sublayer",
+            lambda x, a, f, n1, n2: x + a(n1(x)) + f(n2(x)),
+        ),
+        (
+            "norm1 and norm2 are swapped: norm1 goes before attn, norm2 before ffn",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n2(x))),
+        ),
+    ]
+    check_function(
+        fn,
+        _pre_ln_ref,
+        cases,
+        diagnoses=diagnoses,
+        from_scratch=True,
+        builtins=_LAYER_NORM_BUILTINS,
+    )
+
+
+# ---------------------------------------------------------------------------- warm-up schedule
+
+
+def _warmup_ref(steps, peak_lr, warmup_steps):
+    t = torch.arange(steps, dtype=torch.float64)  # (steps,)
+    if warmup_steps <= 0:
+        return torch.full((steps,), float(peak_lr), dtype=torch.float64)
+    return peak_lr * torch.clamp((t + 1) / warmup_steps, max=1.0)
+
+
+def check_warmup_schedule(fn: Callable, *, seed: int = 0) -> None:
+    """fn(steps, peak_lr, warmup_steps) -> (steps,) float64: peak · min(1, (t + 1) / warmup)."""
+    __tracebackhide__ = True
+    g = _g(seed)
+    peak = float(torch.rand(1, generator=g)) * 1e-2 + 1e-4
+    w = int(torch.randint(3, 12, (1,), generator=g))
+    cases = [
+        Case(f"steps=20, peak={peak:.4g}, warmup={w}", (20, peak, w)),
+        Case("steps=10, peak=1e-3, warmup=4", (10, 1e-3, 4)),
+        Case("steps=5, peak=3e-3, warmup=1 (full lr from the first step)", (5, 3e-3, 1)),
+        Case("warm-up longer than training: steps=6, warmup=10", (6, 1e-2, 10)),
+        Case(
+            "no warm-up: warmup=0 means the peak lr at every step",
+            (8, 5e-4, 0),
+            on_error="warmup=0 must give the constant peak lr (no division by zero)",
+        ),
+    ]
+    diagnoses = [
+        (
+            "off by one: step t = 0 is the first step and must already get peak · 1/warmup, "
+            "i.e. use (t + 1) / warmup",
+            lambda s, p, wu: (
+                p * torch.clamp(torch.arange(s, dtype=torch.float64) / wu, max=1.0)
+                if wu > 0
+                else None
+            ),
+        ),
+        (
+            "the lr keeps growing after the warm-up: "
+            "cap the factor at 1 (min(1, (t + 1) / warmup))",
+            lambda s, p, wu: (
+                p * (torch.arange(s, dtype=torch.float64) + 1) / wu if wu > 0 else None
+            ),
+        ),
+    ]
+    check_function(fn, _warmup_ref, cases, diagnoses=diagnoses, atol=1e-12, rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------- update / data ratio
+
+
+def _ratio_ref(before, after):
+    return (after - before).std() / before.std()
+
+
+def check_update_data_ratio(fn: Callable, *, seed: int = 0) -> None:
+    """fn(before, after) -> 0-dim tensor std(after − before) / std(before)."""
+    __tracebackhide__ = True
+    g = _g(seed)
+    cases = []
+    for label, shape, scale, offset in (
+        ("a (16, 8) weight, small update", (16, 8), 1e-3, 0.0),
+        ("a (32, 32) weight with mean 2", (32, 32), 1e-2, 2.0),
+        ("a (64,) bias-like vector, large update", (64,), 0.5, 0.0),
+    ):
+        before = torch.randn(*shape, generator=g) + offset
+        after = before + scale * torch.randn(*shape, generator=g) + 0.1 * scale
+        cases.append(Case(label, (before, after)))
+    b = torch.randn(10, 10, generator=g, dtype=torch.float64)
+    cases.append(Case("float64, no change: ratio 0", (b, b.clone())))
+    diagnoses = [
+        (
+            "you compared std(after) with std(before); the ratio is about the *update*: "
+            "std(after − before) / std(before)",
+            lambda b, a: a.std() / b.std(),
+        ),
+        (
+            "inverted: it is std(update) / std(data), not std(data) / std(update)",
+            lambda b, a: b.std() / (a - b).std(),
+        ),
+        (
+            "you took log10; return the plain ratio (the plot takes the log)",
+            lambda b, a: torch.log10((a - b).std() / b.std()),
+        ),
+        (
+            "you used norms (or RMS) instead of standard deviations: subtract the mean, "
+            "i.e. use .std()",
+            lambda b, a: (a - b).norm() / b.norm(),
+        ),
+    ]
+    check_function(fn, _ratio_ref, cases, diagnoses=diagnoses)
+
+
+# ---------------------------------------------------------------------------- DeepNorm constants
+
+
+def _deepnorm_ref(num_layers):
+    return torch.tensor([(2 * num_layers) ** 0.25, (8 * num_layers) ** -0.25], dtype=torch.float64)
+
+
+def check_deepnorm_constants(fn: Callable, *, seed: int = 0) -> None:
+    """fn(N) -> tensor([α, β]) float64 for an N-layer encoder-only DeepNorm model
+    (Wang et al. 2022).
+    """
+    __tracebackhide__ = True
+    g = _g(seed)
+    ns = [1, 6, 12] + [int(torch.randint(2, 1000, (1,), generator=g)) for _ in range(2)]
+    cases = [Case(f"N = {n}", (n,)) for n in ns]
+    diagnoses = [
+        (
+            "α and β are swapped: α = (2N)^¼ scales the residual, β = (8N)^−¼ the initialisation",
+            lambda n: _deepnorm_ref(n).flip(0),
+        ),
+        (
+            "β has the wrong sign in its exponent: β = (8N)^(−1/4) < 1 shrinks the initialisation",
+            lambda n: torch.tensor([(2 * n) ** 0.25, (8 * n) ** 0.25], dtype=torch.float64),
+        ),
+        (
+            "the constants use N, not 2N and 8N: α = (2N)^¼, β = (8N)^−¼",
+            lambda n: torch.tensor([n**0.25, n**-0.25], dtype=torch.float64),
+        ),
+        (
+            "square roots instead of fourth roots: α = (2N)^¼, β = (8N)^−¼",
+            lambda n: torch.tensor([(2 * n) ** 0.5, (8 * n) ** -0.5], dtype=torch.float64),
+        ),
+    ]
+    check_function(fn, _deepnorm_ref, cases, diagnoses=diagnoses, atol=1e-12, rtol=1e-9)

@@ -1,0 +1,377 @@
+"""Chapter 02's encoder-decoder models, tasks, training, decoding, alignments and information
+tools.
+"""
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import attncourse.chapters.ch02_seq2seq_bottleneck as s2s
+from attncourse.chapters.ch02_seq2seq_bottleneck import (
+    length_schedule,
+    make_batch,
+    make_target,
+    source_bits,
+    source_position,
+    true_alignment,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {"num_tokens": 7, "emb_dim": 5, "enc_hidden": 4}
+
+
+def batch(task="copy", B=3, n=6, V=7, seed=0):
+    return make_batch(task, B, n, V, torch.Generator().manual_seed(seed))
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def test_tasks_copy_and_reverse():
+    src, tgt = batch("copy")
+    assert src.dtype == torch.long and src.shape == (3, 6) and torch.equal(src, tgt)
+    src, tgt = batch("reverse")
+    assert torch.equal(tgt, src.flip(1)) and int(src.max()) < 7 and int(src.min()) >= 0
+    assert torch.equal(true_alignment("copy", 4), torch.eye(4))
+    assert torch.equal(true_alignment("reverse", 4), torch.eye(4).flip(1))
+    assert [source_position("reverse", t, 5) for t in range(5)] == [4, 3, 2, 1, 0]
+    assert source_bits(30, 20) == pytest.approx(30 * math.log2(20))
+    lengths = length_schedule(200, 5, 9, torch.Generator().manual_seed(0))
+    assert min(lengths) == 5 and max(lengths) == 9
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: make_batch("sort", 2, 3), "task must be one of"),
+        (lambda: make_batch("copy", 2, 0), "length must be a positive int"),
+        (lambda: make_batch("copy", 0, 3), "batch_size"),
+        (lambda: make_batch("copy", 2, 3, num_tokens=1), "num_tokens"),
+        (lambda: make_target("copy", torch.zeros(3, dtype=torch.long)), "(B, n)"),
+        (lambda: length_schedule(3, 5, 4), "max_length"),
+        (lambda: source_position("copy", 5, 5), "t must be in"),
+    ],
+)
+def test_data_bad_inputs_raise_clear_errors(call, fragment):
+    with pytest.raises(ValueError, match=None) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+# ------------------------------------------------------------------------------ models
+
+
+@pytest.mark.parametrize("kind", s2s.ATTENTION_KINDS)
+def test_forward_shapes_and_weights_are_distributions(kind):
+    model = s2s.chapter_model(kind, seed=1, **SMALL)
+    src, tgt = batch(n=6)
+    logits, weights = model(src, tgt)
+    assert logits.shape == (3, 6, 7)
+    if kind == "none":
+        assert weights is None
+        return
+    assert weights.shape == (3, 6, 6)
+    assert torch.allclose(weights.sum(-1), torch.ones(3, 6)) and (weights >= 0).all()
+    if kind == "local-m":  # nothing outside |j - t| <= D
+        t, j = torch.arange(6)[:, None], torch.arange(6)[None, :]
+        assert (weights[:, (j - t).abs() > model.window] == 0).all()
+        assert (weights[:, (j - t).abs() <= model.window] > 0).all()
+
+
+def test_additive_step_is_bahdanau_formula_by_hand():
+    model = s2s.chapter_model("additive", seed=2, **SMALL).double()
+    src, tgt = batch(n=5)
+    H, C, s0 = model.encode(src)
+    _, weights = model(src, tgt)
+    att = model.attention
+    W, U, v = att.W_a.weight, att.U_a.weight, att.v_a.weight[0]
+    for b in range(3):  # step 1 reads s_0: e_j = v^T tanh(W s_0 + U h_j), alpha = softmax_j e
+        e = torch.stack([v @ torch.tanh(W @ s0[b] + U @ H[b, j]) for j in range(5)])
+        alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
+        assert torch.allclose(weights[b, 0], alpha)
+
+
+@pytest.mark.parametrize("kind", ["dot", "general", "concat"])
+def test_luong_scores_use_the_current_state_by_hand(kind):
+    model = s2s.chapter_model(kind, seed=3, **SMALL).double()
+    src, tgt = batch(n=5)
+    H, _, s0 = model.encode(src)
+    states, _ = model.decoder(
+        model.tgt_embed(model.decoder_inputs(tgt)), s0[None]
+    )  # (B, T, H_d) s_1..s_T
+    _, weights = model(src, tgt)
+    att = model.attention
+    score = {
+        "dot": lambda s, h: s @ h,
+        "general": lambda s, h: s @ att.W_a.weight @ h,
+        "concat": lambda s, h: att.v_a.weight[0] @ torch.tanh(att.W_a.weight @ torch.cat([s, h])),
+    }[kind]
+    for b in range(3):
+        for t in (0, 2, 4):
+            e = torch.stack([score(states[b, t], H[b, j]) for j in range(5)])
+            alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
+            assert torch.allclose(weights[b, t], alpha)
+
+
+def test_fixed_context_model_reads_the_source_only_through_C():
+    src, _ = batch(n=6)
+    for kind, ignores_H in (("none", True), ("additive", False), ("general", False)):
+        model = s2s.chapter_model(kind, seed=4, **SMALL)
+        with torch.no_grad():
+            H, C, s0 = model.encode(src)
+            y = torch.full((3,), model.bos)
+            logits, _, _ = model.step(y, s0, H, C, 0)
+            other, _, _ = model.step(y, s0, torch.randn_like(H), C, 0)  # same C, different h_1..h_n
+        assert torch.equal(logits, other) == ignores_H, kind
+
+
+@pytest.mark.parametrize("kind", s2s.ATTENTION_KINDS)
+def test_greedy_decoding_equals_teacher_forced_argmax_on_its_own_output(kind):
+    model = s2s.chapter_model(kind, seed=5, **SMALL)
+    src, _ = batch(n=7, seed=3)
+    tokens, weights = s2s.greedy_decode(model, src)
+    with torch.no_grad():
+        logits, forced = model(src, tokens)  # teacher forcing with the decoded tokens
+    assert torch.equal(logits.argmax(-1), tokens)
+    if kind != "none":
+        assert torch.allclose(weights, forced, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: s2s.Seq2Seq("bahdanau"), "attention must be one of"),
+        (lambda: s2s.Seq2Seq("dot", enc_hidden=4, dec_hidden=5), "dot score needs"),
+        (lambda: s2s.Seq2Seq("none", num_tokens=1), "num_tokens"),
+        (lambda: s2s.Seq2Seq("local-m", window=-1), "window"),
+        (
+            lambda: s2s.chapter_model("none", **SMALL)(
+                torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long)
+            ),
+            "torch.long",
+        ),
+        (
+            lambda: s2s.chapter_model("none", **SMALL)(
+                torch.full((2, 3), 7), torch.zeros(2, 3, dtype=torch.long)
+            ),
+            "outside 0..6",
+        ),
+        (
+            lambda: s2s.chapter_model("none", **SMALL)(
+                torch.zeros(2, 3, dtype=torch.long), torch.zeros(3, 3, dtype=torch.long)
+            ),
+            "same batch size",
+        ),
+        (
+            lambda: s2s.chapter_model("none", **SMALL)(
+                torch.zeros(3, dtype=torch.long), torch.zeros(3, dtype=torch.long)
+            ),
+            "(B, n)",
+        ),
+        (
+            lambda: s2s.alignment_matrices(
+                s2s.chapter_model("none", **SMALL), torch.zeros(1, 3, dtype=torch.long)
+            ),
+            "no attention weights",
+        ),
+        (
+            lambda: s2s.train_seq2seq(s2s.chapter_model("none", **SMALL), "sort", steps=1),
+            "task must be",
+        ),
+        (lambda: s2s.train_seq2seq(s2s.chapter_model("none", **SMALL), steps=0), "steps"),
+        (lambda: s2s.diagonal_fraction(torch.ones(3, 4)), "(..., n, n)"),
+        (lambda: s2s.entropy_bits([0.5, 0.6]), "sum to 1"),
+        (lambda: s2s.mutual_information_bits([0.5, 0.5]), "2-D"),
+        (lambda: s2s.fano_information_bound(1.5, 4), "error_rate"),
+        (lambda: s2s.train_chapter_models(["transformer"]), "unknown chapter models"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(call, fragment):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def test_training_learns_copy_with_attention_and_shows_progress(capsys):
+    model = s2s.chapter_model("general", seed=0, **s2s.CHAPTER_SIZES)
+    result = s2s.train_seq2seq(
+        model,
+        "copy",
+        steps=150,
+        lr=2e-2,
+        final_lr_fraction=0.1,
+        min_length=4,
+        max_length=8,
+        progress=True,
+        desc="quick",
+    )
+    assert len(result.losses) == 150 and sum(result.losses[-10:]) < 0.2 * sum(result.losses[:10])
+    accuracy = s2s.accuracy_by_length(model, "copy", [4, 5], samples=100)
+    assert float(accuracy.min()) >= 0.9, accuracy
+    assert "quick" in capsys.readouterr().err  # the tqdm bar
+
+
+def test_training_is_deterministic_and_the_chapter_path_round_trips(tmp_path):
+    a = s2s.train_chapter_models(["local-m"], progress=False, steps=3, max_length=6)["local-m"][0]
+    b = s2s.train_chapter_models(["local-m"], progress=False, steps=3, max_length=6)["local-m"][0]
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+    path = tmp_path / "w.pt"
+    s2s.save_chapter_models({"local-m": a}, path, {"note": "test"})
+    loaded = s2s.load_chapter_models(path)["local-m"]
+    assert loaded.kind == "local-m" and s2s.load_chapter_info(path) == {"note": "test"}
+    for (k, p), q in zip(a.state_dict().items(), loaded.state_dict().values()):
+        assert torch.equal(p.half().float(), q), k  # stored in float16
+    with pytest.raises(ValueError, match="has no model"):
+        s2s.load_chapter_models(path, ["none"])
+    with pytest.raises(FileNotFoundError, match="train_ch02.py"):
+        s2s.load_chapter_models(tmp_path / "missing.pt")
+
+
+def test_the_training_script_writes_loadable_weights(tmp_path):
+    out = tmp_path / "ch02.pt"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train_ch02.py"),
+            "--steps",
+            "2",
+            "--only",
+            "none",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout and list(s2s.load_chapter_models(out)) == ["none"]
+    assert s2s.load_chapter_info(out)["training"]["steps"] == 2
+
+
+# ------------------------------------------------------------------------------ shipped weights
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return s2s.load_chapter_models()
+
+
+def test_shipped_weights_are_small_and_complete(shipped):
+    assert s2s.WEIGHTS_PATH.stat().st_size < 400_000
+    assert list(shipped) == list(s2s.CHAPTER_MODELS)
+
+
+def test_shipped_models_reproduce_the_bottleneck(shipped):
+    acc = {
+        name: s2s.accuracy_by_length(shipped[name], "copy", [5, 30], samples=60)
+        for name in ("none", "additive", "general")
+    }
+    assert float(acc["none"][0] - acc["none"][1]) >= 0.4  # no attention decays with length
+    assert float(acc["none"][1]) <= 0.4
+    for name in ("additive", "general"):
+        assert float(acc[name][1]) >= 0.8 and float(acc[name][1] - acc["none"][1]) >= 0.4, name
+
+
+def test_shipped_alignments_are_diagonal_and_local_m_needs_monotonic_order(shipped):
+    src, _ = make_batch("copy", 20, 20, 20, torch.Generator().manual_seed(9))
+    assert s2s.diagonal_fraction(s2s.alignment_matrices(shipped["additive"], src), "copy") >= 0.85
+    rev = s2s.alignment_matrices(shipped["general, reverse"], src)
+    assert s2s.diagonal_fraction(rev, "reverse") >= 0.85
+    copy = s2s.accuracy_by_length(shipped["local-m"], "copy", [30], samples=50)
+    reverse = s2s.accuracy_by_length(shipped["local-m, reverse"], "reverse", [30], samples=50)
+    assert float(copy[0]) >= 0.8 and float(reverse[0]) <= 0.4
+
+
+# ------------------------------------------------------------------------------ alignment metrics
+
+
+def test_diagonal_fraction_and_peak_offsets():
+    eye = torch.eye(6)
+    assert (
+        s2s.diagonal_fraction(eye, "copy") == 1.0
+        and s2s.diagonal_fraction(eye.flip(1), "reverse") == 1.0
+    )
+    shifted = torch.roll(eye, 1, dims=1)  # peak at j = t + 1 (wrapping at the end)
+    assert s2s.diagonal_fraction(shifted, "copy", band=1) == pytest.approx(5 / 6)
+    assert s2s.diagonal_fraction(shifted, "copy", band=0) == 0.0
+    assert s2s.peak_offsets(shifted).tolist() == [1, 1, 1, 1, 1, -5]
+
+
+# ------------------------------------------------------------------------------ information
+
+
+def test_information_tools_match_closed_forms():
+    assert s2s.entropy_bits(torch.full((8,), 1 / 8)) == pytest.approx(3.0)
+    assert s2s.mutual_information_bits(torch.eye(4) / 4) == pytest.approx(2.0)
+    assert s2s.mutual_information_bits(
+        torch.outer(
+            torch.tensor([0.2, 0.8], dtype=torch.float64),
+            torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64),
+        )
+    ) == pytest.approx(0.0, abs=1e-12)
+    joint = s2s.joint_table([0, 1, 2, 3], [0, 1, 0, 1], 4, 2)  # Y = X mod 2
+    assert s2s.mutual_information_bits(joint) == pytest.approx(1.0)
+    assert s2s.binary_entropy_bits(0.5) == 1.0 and s2s.binary_entropy_bits(0.0) == 0.0
+    assert s2s.fano_information_bound(0.0, 20) == pytest.approx(math.log2(20))
+    assert s2s.fano_information_bound(0.95, 20) == pytest.approx(0.0, abs=1e-12)  # chance: 1 - 1/V
+    assert s2s.transmitted_bits(torch.ones(10), 20) == pytest.approx(source_bits(10, 20))
+
+
+def test_fano_bound_is_a_true_lower_bound_on_a_symmetric_channel():
+    V, p = 5, 0.3  # a uniform token kept with probability 1 - p, else one of the others uniformly
+    joint = torch.full((V, V), p / (V - 1) / V, dtype=torch.float64)
+    joint.fill_diagonal_((1 - p) / V)
+    assert s2s.mutual_information_bits(joint) == pytest.approx(
+        s2s.fano_information_bound(p, V)
+    )  # tight here
+    noisy = (
+        joint * 0.5 + torch.full((V, V), 1 / V**2, dtype=torch.float64) * 0.5
+    )  # error rate 0.5 * p + 0.5 * 0.8
+    error = 1 - float(noisy.diagonal().sum())
+    assert s2s.mutual_information_bits(noisy) >= s2s.fano_information_bound(error, V) - 1e-12
+
+
+# ------------------------------------------------------------------------------ widget
+
+
+@pytest.fixture(scope="module")
+def traces():
+    models = {k: s2s.chapter_model(k, seed=0, **SMALL) for k in ("none", "additive")}
+    src, _ = make_batch("copy", 2, 6, 7, torch.Generator().manual_seed(1))
+    return s2s.decoding_traces(models, "copy", src)
+
+
+def test_widget_update_moves_the_row_and_returns_a_png(traces):
+    plot = s2s.DecodingPlot(6)
+    trace, png, caption = s2s.decoding_widget_update(plot, traces, "additive", 1, 2)
+    assert (
+        png[:8] == b"\x89PNG\r\n\x1a\n" and "step t = 2" in caption and "attention peak" in caption
+    )
+    assert [b.get_height() for b in plot._bars] == pytest.approx(trace.weights[2].tolist())
+    shown = plot._image.get_array()
+    assert (shown[3:] == 0).all() and np.allclose(shown[:3], trace.weights[:3])
+    _, png2, caption2 = s2s.decoding_widget_update(plot, traces, "none", 0, 5)
+    assert png2 != png and "no attention" in caption2
+    with pytest.raises(ValueError, match="step t"):
+        plot.update(trace, 6)
+
+
+def test_widget_controls_redraw(traces):
+    box = s2s.decoding_widget(traces, model="additive")
+    image, readout = box.children[-1], box.children[-2]
+    before = image.value
+    box.controls["t"].value = 4
+    assert image.value != before and "step t = 4" in readout.value
+    box.controls["model"].value = "none"
+    assert "no attention" in readout.value

@@ -1,0 +1,126 @@
+"""Chapter 09's code (Pre-LN vs Post-LN vs DeepNorm): values, not shapes."""
+
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+matplotlib.use("Agg")  # in this process only: the notebooks' kernels keep their inline backend
+
+from attncourse.blocks import TransformerBlock
+from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
+    CausalLM,
+    Run,
+    StabilityPlot,
+    copy_batch,
+    deepnorm_constants,
+    init_gradients,
+    smooth,
+    stability_widget_update,
+    train_copy,
+    update_data_ratio,
+    warmup_schedule,
+)
+
+
+def test_warmup_schedule_values():
+    s = warmup_schedule(6, 0.3, 3)
+    assert torch.allclose(s, torch.tensor([0.1, 0.2, 0.3, 0.3, 0.3, 0.3], dtype=torch.float64))
+    assert torch.equal(warmup_schedule(4, 1e-3, 0), torch.full((4,), 1e-3, dtype=torch.float64))
+
+
+def test_update_data_ratio_and_deepnorm_constants():
+    w = torch.randn(10, 10, dtype=torch.float64)
+    assert abs(float(update_data_ratio(w, 1.1 * w)) - 0.1) < 1e-12
+    a, b = deepnorm_constants(8).tolist()
+    assert abs(a - 2.0) < 1e-12 and abs(b - 64**-0.25) < 1e-12
+    assert abs(a - TransformerBlock(8, 2, norm="deepnorm", num_layers=8).alpha) < 1e-12
+
+
+def test_copy_batch_targets_are_the_copy():
+    inputs, targets = copy_batch(4, 5, 7, torch.Generator().manual_seed(0))
+    assert (inputs[:, 5] == 7).all()  # the separator
+    assert (targets[:, :5] == -100).all()
+    assert torch.equal(targets[:, 5:], inputs[:, :5])  # predict the first half again
+
+
+def test_causal_lm_pre_ln_has_final_norm_and_is_causal():
+    torch.manual_seed(0)
+    model = CausalLM(11, 16, 2, 2, norm="pre", max_len=8)
+    x = torch.randint(11, (1, 8))
+    y = x.clone()
+    y[0, 5:] = (y[0, 5:] + 1) % 11
+    a, b = model(x), model(y)
+    assert torch.allclose(a[0, :5], b[0, :5])  # future tokens do not change the past
+    assert not torch.allclose(a[0, 5:], b[0, 5:])
+    with pytest.raises(ValueError):
+        CausalLM(11, 16, 2, 2, norm="mid")
+
+
+def test_init_gradients_reproduce_xiong_fig3_contrast():
+    post = init_gradients("post", 12)  # the chapter's setting: d = 64, 2 seeds
+    pre = init_gradients("pre", 12)
+    assert post["w2"][-1] / post["w2"][0] > 1.2  # Post-LN: larger gradients on top layers
+    assert pre["w2"][-1] / pre["w2"][0] < 0.8
+    assert (
+        abs(post["rms"][-1] - 1.0) < 0.05 and pre["rms"][-1] > 2 * pre["rms"][1]
+    )  # Pre-LN stream grows
+
+
+def test_the_notebook_s_headline_holds_on_another_seed():
+    """Chapter 09 runs seed 0; the same asserts on seed 1 (Xiong et al. 2020, Fig. 2's effect)."""
+    post = train_copy("post", 6, 1e-2, 0, seed=1)
+    pre = train_copy("pre", 6, 1e-2, 0, seed=1)
+    warmed = train_copy("post", 6, 1e-2, 50, seed=1)
+    assert post.final_accuracy <= 0.3 and abs(post.final_loss - math.log(16)) < 0.15  # a stall ...
+    assert np.isfinite(post.loss).all()  # ... not a divergence
+    assert pre.final_accuracy >= 0.95
+    assert warmed.final_accuracy >= 0.8 and warmed.final_accuracy - post.final_accuracy >= 0.5
+
+
+def test_the_first_update_data_ratio_is_adam_s_step_over_the_weights_scale():
+    """Adam's first step moves every weight with a gradient by lr (m/√v = ±1 after bias correction),
+    so log10 update/data at step 0 is the mean over matrices of log10(lr / std(W))."""
+    lr, out = 1e-3, []
+    torch.manual_seed(3)
+    initial = CausalLM(
+        17, 32, 4, 2, norm="pre", max_len=13
+    )  # the model train_copy starts from with seed 3
+    run = train_copy("pre", 2, lr, 0, seed=3, steps=4, ratio_steps=2, model_out=out)
+    assert run.ratio.shape == (2, 2) and np.isfinite(run.ratio).all()
+    expected = [
+        np.mean([math.log10(lr / float(p.detach().std())) for p in b.parameters() if p.ndim == 2])
+        for b in initial.blocks
+    ]
+    assert np.allclose(run.ratio[0], expected, atol=0.05), (run.ratio[0], expected)
+    assert not np.allclose(
+        out[0].blocks[0].ffn[0].weight.detach(), initial.blocks[0].ffn[0].weight.detach()
+    )
+
+
+def test_widget_update_moves_the_same_artists_and_redraws():
+    steps = 30
+    mk = lambda norm, acc: Run(norm, 2, 1e-2, 0, 0, np.full(steps, 1.0), np.full(steps, acc))  # noqa: E731
+    runs = {("post", 2, 0.01, 0): [mk("post", 0.25)], ("pre", 2, 0.01, 0): [mk("pre", 0.75)]}
+    plot = StabilityPlot(runs)
+    artists = [line for pair in plot.lines.values() for line in pair]
+    summary, png_all, caption = stability_widget_update(plot, "all", 2, 0.01, 0)
+    assert summary == {"post": 0.25, "pre": 0.75}
+    assert caption.endswith("post: 0.25, pre: 0.75") and png_all.startswith(b"\x89PNG")
+    assert [
+        line for pair in plot.lines.values() for line in pair
+    ] == artists  # same artists, new data
+    assert np.allclose(plot.lines["pre", 0][1].get_ydata(), 0.75)
+    summary, png_pre, _ = stability_widget_update(plot, "pre", 2, 0.01, 0)
+    assert summary == {"pre": 0.75} and not plot.lines["post", 0][0].get_visible()
+    assert png_pre != png_all  # the post-LN lines are gone from the image
+    assert (
+        stability_widget_update(plot, "all", 2, 0.01, 0)[1] == png_all
+    )  # blitting leaves nothing stale
+    assert stability_widget_update(plot, "all", 6, 0.01, 0)[0] == {}  # a cell that was not trained
+
+
+def test_smooth_is_a_trailing_mean():
+    assert np.allclose(smooth(np.array([0.0, 2.0, 4.0, 6.0]), width=2), [0.0, 1.0, 3.0, 5.0])

@@ -1,0 +1,446 @@
+"""The exercise checks pass a correct solution and explain each common mistake specifically."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from exercise_helpers import blank, fails
+from torch import softmax as bound_torch_softmax
+from torch.nn.functional import softmax as bound_softmax
+
+import attncourse.attention
+import attncourse.metrics
+from attncourse.exercises import ch01 as exercises
+from attncourse.exercises import engine
+from attncourse.exercises.ch01 import (
+    check_entropy,
+    check_masked_attention,
+    check_scaled_scores,
+    check_softmax,
+    check_weighted_average,
+)
+from attncourse.exercises.engine import Case, check_function
+
+# ----------------------------------------------------------------------- correct solutions
+
+
+def stable_softmax(s):
+    e = torch.exp(s - s.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def weighted_average(weights, values):
+    return weights @ values
+
+
+def scaled_scores(q, k):
+    return q @ k.T / math.sqrt(q.shape[-1])
+
+
+def masked_attention(
+    q, k, v, mask, fill=float("-inf"), guard_empty=True, scale=None, subtract_max=True
+):
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * scale
+    scores = scores.masked_fill(~mask, fill)
+    if subtract_max:
+        top = scores.amax(dim=-1, keepdim=True)
+        scores = scores - torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    e = torch.exp(scores)
+    total = e.sum(dim=-1, keepdim=True)
+    if guard_empty:
+        total = torch.where(total > 0, total, torch.ones_like(total))
+    weights = e / total
+    return weights @ v, weights
+
+
+def entropy(p):
+    return -torch.where(
+        p > 0, p * torch.log(torch.where(p > 0, p, torch.ones_like(p))), torch.zeros_like(p)
+    ).sum(-1)
+
+
+def returns_none(*args):
+    return None
+
+
+@pytest.mark.parametrize(
+    "check, solution, count",
+    [
+        (check_softmax, stable_softmax, 10),
+        (check_weighted_average, weighted_average, 7),
+        (check_scaled_scores, scaled_scores, 5),
+        (check_masked_attention, masked_attention, 7),
+        (check_entropy, entropy, 7),
+    ],
+)
+def test_a_correct_solution_passes_with_one_line(check, solution, count, capsys):
+    assert check(solution) is None
+    assert check(solution, seed=7) is None  # hidden tests draw other inputs
+    assert (
+        capsys.readouterr().out.splitlines()[0]
+        == f"✓ {solution.__name__}: all {count} checks passed"
+    )
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        check_softmax,
+        check_weighted_average,
+        check_scaled_scores,
+        check_masked_attention,
+        check_entropy,
+    ],
+)
+def test_blank_none_and_wrong_type_fail_clearly(check):
+    fails(check, blank, r"blank is not implemented yet: replace `raise NotImplementedError\(\)`")
+    fails(check, returns_none, r"returned None: did you forget `return`\?")
+    fails(check, lambda *a: [1.0, 2.0], r"returned a (list|float), expected a torch.Tensor")
+    fails(check, None, r"this check needs your function, got NoneType")
+
+
+# -------------------------------------------------------------------------------- softmax
+
+
+def test_softmax_mistakes_are_named():
+    fails(
+        check_softmax,
+        lambda s: (
+            stable_softmax(s.transpose(0, -1)).transpose(0, -1)
+            if s.dim() > 1
+            else stable_softmax(s)
+        ),
+        r"weights sum over the wrong axis: normalise over the last dimension \(keys\)",
+    )
+    fails(
+        check_softmax,
+        lambda s: torch.exp(s) / torch.exp(s).sum(-1, keepdim=True),
+        r"overflow for scores of 1000: subtract the row max before exp",
+    )
+    fails(
+        check_softmax,
+        lambda s: torch.exp(s - s.max()) / torch.exp(s - s.max()).sum(-1, keepdim=True),
+        r"subtract each row's own max",
+    )
+    fails(
+        check_softmax,
+        lambda s: torch.exp(s - s.amax(-1)) / torch.exp(s - s.amax(-1)).sum(-1, keepdim=True),
+        r"without keepdim=True broadcast along the wrong axis",
+    )
+    fails(
+        check_softmax,
+        lambda s: torch.exp(s - s.amax(-1, keepdim=True)),
+        r"the weights do not sum to 1",
+    )
+    fails(check_softmax, lambda s: s / s.sum(-1, keepdim=True), r"no exp")
+    fails(
+        check_softmax,
+        lambda s: stable_softmax(s).float(),
+        r"returned dtype torch.float32, expected torch.float64",
+    )
+    fails(check_softmax, lambda s: stable_softmax(s)[..., :-1], r"returned shape")
+    fails(check_softmax, lambda s: torch.exp(s - s.amax(dim=1, keepdim=True)), r"use dim=-1")
+
+
+def in_place(s):
+    s -= s.amax(dim=-1, keepdim=True)
+    return stable_softmax(s)
+
+
+def test_softmax_in_place_change_of_the_input_is_named():
+    fails(check_softmax, in_place, r"changed its input in place")
+
+
+@pytest.mark.parametrize(
+    "builtin",
+    [
+        lambda s: torch.softmax(s, dim=-1),
+        lambda s: F.softmax(s, dim=-1),
+        lambda s: s.softmax(-1),
+        lambda s: torch.special.softmax(s, -1),
+        lambda s: bound_softmax(s, dim=-1),  # bound before the check patched anything
+        lambda s: bound_torch_softmax(s, -1),  # a C function: only the torch-function mode sees it
+        lambda s: F.softmin(-s, dim=-1),
+        lambda s: torch.log_softmax(s, -1).exp(),
+    ],
+)
+def test_softmax_refuses_built_ins(builtin):
+    fails(check_softmax, builtin, r"must be written from scratch, but .*softm.* was called")
+
+
+def swallows_the_refusal(s):
+    try:
+        return bound_softmax(s, dim=-1)
+    except Exception:
+        return stable_softmax(s)
+
+
+def test_softmax_refuses_a_built_in_even_when_the_error_is_caught():
+    fails(check_softmax, swallows_the_refusal, r"must be written from scratch")
+
+
+def test_softmax_refuses_the_course_s_own_softmax_and_restores_it():
+    fails(
+        check_softmax,
+        lambda s: attncourse.attention.softmax(s),
+        r"the course's own softmax \(from attncourse\) was called",
+    )
+    x = torch.randn(3, 4)
+    assert torch.allclose(attncourse.attention.softmax(x), torch.softmax(x, -1))
+    assert torch.allclose(F.softmax(x, -1), torch.softmax(x, -1))  # the guard is undone too
+
+
+def test_a_subclass_of_tensor_cannot_fool_the_comparison():
+    class AlwaysClose(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return True
+
+    fails(
+        check_softmax,
+        lambda s: torch.zeros_like(s).as_subclass(AlwaysClose),
+        r"subclass of torch.Tensor",
+    )
+
+
+def test_patching_torch_after_import_does_not_change_a_verdict(monkeypatch):
+    monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(torch, "isnan", lambda x: torch.zeros_like(x, dtype=torch.bool))
+    fails(check_softmax, lambda s: torch.zeros_like(s), r"wrong values")
+
+
+def test_checks_leave_the_global_random_stream_alone():
+    torch.manual_seed(3)
+    expected = torch.rand(2)
+    torch.manual_seed(3)
+    check_softmax(stable_softmax)
+    check_masked_attention(masked_attention)
+    assert torch.equal(torch.rand(2), expected)
+
+
+# ----------------------------------------------------------------------- weighted average
+
+
+def strict_weighted_average(weights, values):
+    assert (weights.sum(-1) == 1).all(), "weights must sum to 1"
+    return weights @ values
+
+
+def test_weighted_average_mistakes_are_named():
+    fails(
+        check_weighted_average, lambda w, v: w @ v / v.shape[0], r"divided by the number of values"
+    )
+    fails(
+        check_weighted_average,
+        lambda w, v: v.mean(0, keepdim=True).expand(w.shape[0], -1),
+        r"ignores the weights",
+    )
+    fails(check_weighted_average, lambda w, v: (w @ v).T, r"the output is transposed")
+    fails(
+        check_weighted_average,
+        strict_weighted_average,
+        r"valid weights were rejected: .* compare float sums with torch.allclose, not ==",
+    )
+    fails(check_weighted_average, lambda w, v: v.T @ w.T, r"the output is transposed")
+
+
+def test_weighted_average_accepts_a_tolerant_validity_check():
+    def careful(weights, values):
+        assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[0], dtype=weights.dtype))
+        return weights @ values
+
+    check_weighted_average(careful)
+
+
+# -------------------------------------------------------------------------- scaled scores
+
+
+def test_scaled_scores_mistakes_are_named():
+    fails(check_scaled_scores, lambda q, k: q @ k.T, r"missing 1/√d_k")
+    fails(
+        check_scaled_scores, lambda q, k: q @ k.T / q.shape[-1], r"divided by d_k instead of √d_k"
+    )
+    fails(check_scaled_scores, lambda q, k: q @ k.T * math.sqrt(q.shape[-1]), r"multiplied by √d_k")
+    fails(
+        check_scaled_scores,
+        lambda q, k: k @ q.T / math.sqrt(q.shape[-1]),
+        r"the scores are transposed",
+    )
+    fails(check_scaled_scores, lambda q, k: q @ k.T / math.sqrt(k.shape[0]), r"number of keys")
+
+
+# ----------------------------------------------------------------------- masked attention
+
+
+def test_masked_attention_mistakes_are_named():
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, ~m),
+        r"mask inverted: True means may attend",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, scale=1.0),
+        r"missing 1/√d_k",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, guard_empty=False),
+        r"a query whose keys are all masked must get zero weights and zero output, not NaN",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, fill=-1e9),
+        r"a query whose keys are all masked must get zero weights and zero output, "
+        r"not uniform weights",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, fill=0.0),
+        r"set to 0",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, subtract_max=False),
+        r"overflow for scores of 1000: subtract the row max before exp",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, torch.ones_like(m)),
+        r"weights: wrong values",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m)[0],
+        r"returned shape .*, expected a tuple \(output, weights\)",
+    )
+    fails(
+        check_masked_attention,
+        lambda q, k, v, m: (
+            masked_attention(q, k, v, m)[1] @ v * 2,
+            masked_attention(q, k, v, m)[1],
+        ),
+        r"output: wrong values",
+    )
+
+    def after_softmax(q, k, v, m):
+        w = stable_softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])) * m
+        return w @ v, w
+
+    fails(check_masked_attention, after_softmax, r"masked keys were zeroed after the softmax")
+
+
+@pytest.mark.parametrize(
+    "builtin, called",
+    [
+        (
+            lambda q, k, v, m: (F.scaled_dot_product_attention(q, k, v, m), None),
+            "scaled_dot_product_attention",
+        ),
+        (
+            lambda q, k, v, m: (
+                None,
+                torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~m, -1e9), -1),
+            ),
+            "softmax",
+        ),
+        (
+            lambda q, k, v, m: attncourse.attention.scaled_dot_product_attention(q, k, v, m),
+            "course's own",
+        ),
+        (
+            lambda q, k, v, m: (
+                masked_attention(q, k, v, m)[:1] + (attncourse.attention.softmax(q @ k.mT, mask=m),)
+            ),
+            "course's own softmax",
+        ),
+    ],
+)
+def test_masked_attention_refuses_built_ins(builtin, called):
+    fails(check_masked_attention, builtin, rf"must be written from scratch, but .*{called}")
+
+
+# -------------------------------------------------------------------------------- entropy
+
+
+def test_entropy_mistakes_are_named():
+    fails(
+        check_entropy,
+        lambda p: -(p * torch.log(p)).sum(-1),
+        r"log of 0 gives NaN: treat 0·log 0 as 0",
+    )
+    fails(
+        check_entropy,
+        lambda p: entropy(p) / math.log(2),
+        r"used log2: entropy in nats uses the natural log",
+    )
+    fails(
+        check_entropy,
+        lambda p: -torch.where(p > 0, p * torch.log2(p.clamp_min(1e-30)), 0.0).sum(-1),
+        r"used log2",
+    )
+    fails(check_entropy, lambda p: -entropy(p), r"the sign is flipped")
+    fails(
+        check_entropy,
+        lambda p: entropy(p.transpose(0, -1)) if p.dim() > 1 else entropy(p),
+        r"summed over the wrong axis",
+    )
+    fails(
+        check_entropy,
+        lambda p: -torch.where(p > 0, p * torch.log(p), 0.0),
+        r"returned -p log p for each key",
+    )
+    fails(check_entropy, lambda p: entropy(p) / p.shape[-1], r"averaged -p log p")
+    fails(
+        check_entropy,
+        lambda p: attncourse.metrics.attention_entropy(p),
+        r"the course's own attention_entropy",
+    )
+
+
+# ------------------------------------------------------------------------- generic engine
+
+
+def test_check_function_is_usable_for_new_exercises(capsys):
+    cases = [
+        Case("a (3, 4) input", (torch.randn(3, 4),)),
+        Case("zeros", (torch.zeros(2),), hint="zeros broke it"),
+    ]
+    square = lambda x: x * x  # noqa: E731
+    check_function(square, square, cases, name="square")
+    assert capsys.readouterr().out == "✓ square: all 2 checks passed\n"
+    with pytest.raises(
+        AssertionError, match=r"square: you used \+ \(case 1 of 2: a \(3, 4\) input\)"
+    ):
+        check_function(
+            lambda x: x + x,
+            square,
+            cases,
+            name="square",
+            diagnoses=[("you used +", lambda x: x + x)],
+        )
+    with pytest.raises(AssertionError, match=r"zeros broke it"):
+        check_function(lambda x: x * x + (x == 0).float(), square, cases, name="square")
+
+    def boom(x):
+        raise ZeroDivisionError("boom")
+
+    with pytest.raises(
+        AssertionError, match=r"square raised ZeroDivisionError: boom \(case 1 of 2"
+    ):
+        check_function(boom, square, cases, name="square")
+
+
+def test_modules_export_the_documented_api():
+    for name in [
+        "check_softmax",
+        "check_weighted_average",
+        "check_scaled_scores",
+        "check_masked_attention",
+        "check_entropy",
+    ]:
+        assert name in exercises.__all__ and callable(getattr(exercises, name))
+    for name in ["check_function", "Case", "Refused"]:
+        assert name in engine.__all__ and callable(getattr(engine, name))

@@ -1,0 +1,186 @@
+"""Chapter 03's exercise checks pass correct solutions and name each common mistake."""
+
+import math
+
+import pytest
+import torch
+from exercise_helpers import fails
+
+import attncourse.chapters.ch03_entropy_and_temperature
+from attncourse.exercises.ch03 import (
+    check_cosine_temperature,
+    check_entropy_temperature,
+    check_hoeffding_bound,
+    check_softmax_jacobian,
+    check_softmax_temperature,
+)
+
+# ----------------------------------------------------------------------- correct solutions
+
+
+def softmax_t(s, T):
+    z = s / T
+    e = torch.exp(z - z.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def entropy_t(s, T):
+    a = softmax_t(s, T)
+    return -(a * torch.log(torch.where(a > 0, a, torch.ones_like(a)))).sum(-1)
+
+
+def entropy_t_logsumexp(s, T):  # the other stable formula: logsumexp(z) - sum alpha z
+    z = s / T
+    z = z - z.amax(dim=-1, keepdim=True)
+    a = softmax_t(s, T)
+    return torch.log(torch.exp(z).sum(-1)) - (a * z).sum(-1)
+
+
+def jacobian(a):
+    return torch.diag_embed(a) - a.unsqueeze(-1) * a.unsqueeze(-2)
+
+
+def cosine(t, N, t0, tmin):
+    return tmin + (t0 - tmin) * (1 + torch.cos(math.pi * t / N)) / 2
+
+
+def hoeffding(s):
+    return math.log(s.shape[-1]) - (s.amax(-1) - s.amin(-1)) ** 2 / 8
+
+
+@pytest.mark.parametrize(
+    "check, solution, count",
+    [
+        (check_softmax_temperature, softmax_t, 8),
+        (check_entropy_temperature, entropy_t, 8),
+        (check_entropy_temperature, entropy_t_logsumexp, 8),
+        (check_softmax_jacobian, jacobian, 6),
+        (check_cosine_temperature, cosine, 6),
+        (check_hoeffding_bound, hoeffding, 6),
+    ],
+)
+@pytest.mark.parametrize("seed", [0, 31])
+def test_a_correct_solution_passes_with_one_line(check, solution, count, seed, capsys):
+    check(solution, seed=seed)
+    assert capsys.readouterr().out == f"✓ {solution.__name__}: all {count} checks passed\n"
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        check_softmax_temperature,
+        check_entropy_temperature,
+        check_softmax_jacobian,
+        check_cosine_temperature,
+        check_hoeffding_bound,
+    ],
+)
+def test_an_unfinished_exercise_says_so(check):
+    def blank(*args):
+        raise NotImplementedError()
+
+    with pytest.raises(AssertionError, match="not implemented yet"):
+        check(blank)
+    with pytest.raises(AssertionError, match="returned None"):
+        check(lambda *args: None)
+
+
+def test_softmax_temperature_mistakes_are_named():
+    fails(
+        check_softmax_temperature, lambda s, T: softmax_t(s * T, 1.0), "multiplied the scores by T"
+    )
+    fails(check_softmax_temperature, lambda s, T: softmax_t(s, 1.0), "temperature is ignored")
+    fails(check_softmax_temperature, lambda s, T: softmax_t(s, T**2), "divided by T²")
+    fails(
+        check_softmax_temperature,
+        lambda s, T: (
+            softmax_t(s.transpose(0, -1), T).transpose(0, -1) if s.dim() > 1 else softmax_t(s, T)
+        ),
+        "wrong axis",
+    )
+    naive = lambda s, T: torch.exp(s / T) / torch.exp(s / T).sum(-1, keepdim=True)  # noqa: E731
+    fails(check_softmax_temperature, naive, "overflow at a small temperature")
+    fails(
+        check_softmax_temperature,
+        lambda s, T: torch.softmax(s / T, -1),
+        "from scratch.*torch.softmax",
+    )
+    fails(
+        check_softmax_temperature,
+        lambda s, T: attncourse.attention.softmax(s, temperature=T),
+        "from scratch.*course's own softmax",
+    )
+
+
+def test_entropy_temperature_mistakes_are_named():
+    nan_at_zero = lambda s, T: -(softmax_t(s, T) * torch.log(softmax_t(s, T))).sum(-1)  # noqa: E731
+    fails(check_entropy_temperature, nan_at_zero, "0·log 0")
+    fails(check_entropy_temperature, lambda s, T: entropy_t(s, 1.0), "temperature is ignored")
+    fails(check_entropy_temperature, lambda s, T: entropy_t(s, T) / math.log(2), "log2")
+    fails(check_entropy_temperature, lambda s, T: -entropy_t(s, T), "sign is flipped")
+    fails(check_entropy_temperature, lambda s, T: entropy_t(s, T) / s.shape[-1], "averaged")
+    fails(
+        check_entropy_temperature,
+        lambda s, T: attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, T),
+        "from scratch.*course's own entropy_of_scores",
+    )
+
+
+def test_jacobian_mistakes_are_named():
+    outer = lambda a: a.unsqueeze(-1) * a.unsqueeze(-2)  # noqa: E731
+    fails(check_softmax_jacobian, lambda a: outer(a) - torch.diag_embed(a), "sign is flipped")
+    fails(check_softmax_jacobian, lambda a: torch.diag_embed(a), "missing −α αᵀ")
+    fails(check_softmax_jacobian, lambda a: -outer(a), "missing diag")
+    fails(check_softmax_jacobian, lambda a: torch.diag_embed(a - a * a), "only the diagonal")
+
+
+def test_cosine_schedule_mistakes_are_named():
+    fails(check_cosine_temperature, lambda t, N, a, b: cosine(t, N, b, a), "swapped")
+    fails(
+        check_cosine_temperature,
+        lambda t, N, a, b: b + (a - b) * (1 + torch.cos(math.pi * t / N)),
+        "missing the / 2",
+    )
+    fails(check_cosine_temperature, lambda t, N, a, b: cosine(2 * t, N, a, b), "full period")
+    fails(check_cosine_temperature, lambda t, N, a, b: a + (b - a) * t / N, "linear schedule")
+    fails(
+        check_cosine_temperature, lambda t, N, a, b: cosine(t + 1, N, a, b), "shifted by one step"
+    )
+
+
+def test_hoeffding_bound_mistakes_are_named():
+    r = lambda s: s.amax(-1) - s.amin(-1)  # noqa: E731
+    fails(check_hoeffding_bound, lambda s: math.log2(s.shape[-1]) - r(s) ** 2 / 8, "log2 n")
+    fails(check_hoeffding_bound, lambda s: math.log(s.shape[-1]) - r(s) ** 2 / 4, "divided by 4")
+    fails(check_hoeffding_bound, lambda s: math.log(s.shape[-1]) - r(s) / 8, "squared")
+    fails(check_hoeffding_bound, lambda s: math.log(s.shape[-1]) + r(s) ** 2 / 8, "MINUS")
+    fails(
+        check_hoeffding_bound,
+        lambda s: math.log(s.shape[-1]) - (s.amax() - s.amin()) ** 2 / 8,
+        "each row",
+    )
+
+
+def test_the_course_s_functions_are_restored_after_a_refused_call():
+    s = torch.tensor([[0.0, 1.0]])
+    before = attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, 1.0)
+    with pytest.raises(AssertionError):
+        check_entropy_temperature(
+            lambda s, T: attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, T)
+        )
+    assert torch.equal(
+        attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, 1.0), before
+    )
+
+
+def test_module_exports_the_documented_checks():
+    import attncourse.exercises.ch03 as ex3
+
+    assert sorted(ex3.__all__) == [
+        "check_cosine_temperature",
+        "check_entropy_temperature",
+        "check_hoeffding_bound",
+        "check_softmax_jacobian",
+        "check_softmax_temperature",
+    ]
+    assert all(callable(getattr(ex3, name)) for name in ex3.__all__)
