@@ -351,7 +351,7 @@ for (seed, d_k), (ratio, m_raw, h_raw, m_sc, h_sc) in rows.items():
         f"{seed:>4} {d_k:>4} {ratio:>8.2f} | {m_raw:>15.2f} {h_raw:>5.2f} | {m_sc:>13.2f} {h_sc:>5.2f}"
     )
 print(f"log 64 = {math.log(64):.2f}")
-for (seed, d_k), (ratio, m_raw, h_raw, m_sc, h_sc) in rows.items():
+for (_seed, d_k), (ratio, m_raw, _h_raw, _m_sc, h_sc) in rows.items():
     assert 0.9 <= ratio <= 1.1, "var(q.k) should be d_k"
     assert h_sc > 3.0, "scaled softmax should stay diffuse"
     if d_k >= 256:

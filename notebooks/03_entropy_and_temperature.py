@@ -354,7 +354,7 @@ for (seed, d_k), r in stats.items():
         f"{u['jacobian']:>6.3f} | {c['max_weight']:>13.2f} {c['entropy']:>5.2f} {c['jacobian']:>6.3f}"
     )
 print(f"log 64 = {math.log(64):.2f}")
-for (seed, d_k), r in stats.items():
+for (_seed, d_k), r in stats.items():
     assert 0.9 <= r["var_ratio"] <= 1.1, "var(q.k) should be d_k"
     assert r["scaled"]["entropy"] > 3.0, "the scaled softmax should stay diffuse"
     if d_k >= 256:
@@ -725,7 +725,7 @@ tokens, _ = majority_batch(
     256, generator=torch.Generator().manual_seed(5)
 )  # (256, 33) fresh sequences
 bound_holds = {}
-for (name, r), model in zip(runs.items(), models):
+for name, model in zip(runs, models):
     with torch.no_grad():
         _, weights = model(tokens)  # list of (256, 1, 33, 33), one per layer
     w = torch.stack(weights).double()  # (layers, 256, 1, 33, 33)

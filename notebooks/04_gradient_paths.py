@@ -533,13 +533,13 @@ assert [float(v) for v in paths.values()] == [63, 63, 6, 1, 8]
 
 # %%
 # NBVAL_CHECK_OUTPUT
-fields = {l: receptive_field(conv_stack(l), 129) for l in range(1, 7)}
-fields_dilated = {l: receptive_field(conv_stack(l, dilated=True), 129) for l in range(1, 7)}
+fields = {n: receptive_field(conv_stack(n), 129) for n in range(1, 7)}
+fields_dilated = {n: receptive_field(conv_stack(n, dilated=True), 129) for n in range(1, 7)}
 print("layers l            :", list(fields))
 print("width 3             :", list(fields.values()), "  (2l + 1)")
 print("width 3, dilation 2^l:", list(fields_dilated.values()), "  (2^(l+1) - 1)")
-assert all(v == 2 * l + 1 for l, v in fields.items())
-assert all(v == 2 ** (l + 1) - 1 for l, v in fields_dilated.items())
+assert all(v == 2 * n + 1 for n, v in fields.items())
+assert all(v == 2 ** (n + 1) - 1 for n, v in fields_dilated.items())
 
 # %% [markdown]
 # **Claim check — "receptive field ≈ 2l + 1; covering n needs ≈ n/2 layers" (§5.4.2) ✓** for
@@ -955,7 +955,7 @@ def _run_from(h_t, t):  # re-run the RNN from state h_t at row t with the same i
 
 
 for _t in (0, 2, 5, 6):
-    _J = torch.autograd.functional.jacobian(lambda h: _run_from(h, _t), _states[_t])
+    _J = torch.autograd.functional.jacobian(lambda h, _t=_t: _run_from(h, _t), _states[_t])
     assert torch.allclose(my_rnn_jacobian(_rnn.weight_hh.detach(), _states, _t), _J), (
         f"differs from autograd at t = {_t}"
     )

@@ -162,10 +162,10 @@ print(f"draws where the gradient shrank (ratio < 1): {float((ratio < 1).double()
 # NBVAL_CHECK_OUTPUT
 L = 50
 configs = {
-    "plain (He)": dict(kind="plain"),
-    "residual (He)": dict(kind="residual"),
-    "residual (He / sqrt L)": dict(kind="residual", branch_scale=1 / math.sqrt(L)),
-    "highway (gate bias -6)": dict(kind="highway", gate_bias=-6.0),
+    "plain (He)": {"kind": "plain"},
+    "residual (He)": {"kind": "residual"},
+    "residual (He / sqrt L)": {"kind": "residual", "branch_scale": 1 / math.sqrt(L)},
+    "highway (gate bias -6)": {"kind": "highway", "gate_bias": -6.0},
 }
 stats = {name: layer_statistics(depth=L, **kw) for name, kw in configs.items()}
 print(
@@ -247,11 +247,11 @@ stacks = {
     "highway": DeepStack("highway", L, 32),
 }
 shown = (0, 5, 10, 25, 50)
-print(f"{'R² of h_0 from h_l':22s}", "  ".join(f"l={l:<3d}" for l in shown))
+print(f"{'R² of h_0 from h_l':22s}", "  ".join(f"l={layer:<3d}" for layer in shown))
 for name, stack in stacks.items():
     with torch.no_grad():
         _, states, _ = stack(inputs, hidden=True)  # L + 1 tensors (1, N, 32)
-    r2 = linear_recovery([states[l][0] for l in shown], states[0][0])
+    r2 = linear_recovery([states[layer][0] for layer in shown], states[0][0])
     print(f"{name:22s}", "  ".join(f"{v:5.2f}" for v in r2))
 
 zero_branch = nn.Sequential(nn.ReLU(), nn.Linear(32, 32))

@@ -5,12 +5,17 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from tensors import grads, rand
 from torch import nn
 from torch.testing import assert_close
 
-from attncourse.attention import MultiHeadAttention, grouped_query_attention, scaled_dot_product_attention, softmax
+from attncourse.attention import (
+    MultiHeadAttention,
+    grouped_query_attention,
+    scaled_dot_product_attention,
+    softmax,
+)
 from attncourse.masks import causal_mask, padding_mask
-from tensors import grads, rand
 
 
 # ---------------------------------------------------------------- softmax (Eq. 14.3.14, 14.3.20)
@@ -18,7 +23,10 @@ from tensors import grads, rand
 @pytest.mark.parametrize("temperature", [1.0, 0.3, 4.0])
 def test_softmax_matches_torch_forward_and_backward(dim, temperature):
     x = rand(3, 5, 7) * 3
-    ours, ref = softmax(x, dim=dim, temperature=temperature), torch.softmax(x / temperature, dim=dim)
+    ours, ref = (
+        softmax(x, dim=dim, temperature=temperature),
+        torch.softmax(x / temperature, dim=dim),
+    )
     assert_close(ours, ref)
     up = torch.randn_like(ref)
     assert_close(grads(ours, x, up)[0], grads(ref, x, up)[0])
@@ -26,7 +34,9 @@ def test_softmax_matches_torch_forward_and_backward(dim, temperature):
 
 def test_softmax_mask_removes_entries_and_empty_rows_are_zero():
     x = rand(4, 6)
-    mask = torch.tensor([[1, 1, 0, 1, 0, 1], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1] * 6], dtype=torch.bool)
+    mask = torch.tensor(
+        [[1, 1, 0, 1, 0, 1], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1] * 6], dtype=torch.bool
+    )
     ours = softmax(x, mask=mask)
     ref = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=-1)
     assert_close(ours[[0, 2, 3]], ref[[0, 2, 3]])
@@ -44,12 +54,19 @@ def test_softmax_is_stable_for_huge_float32_scores():
     assert_close(out.sum(-1), torch.ones(3))
 
 
+def test_softmax_leaves_its_input_unchanged():
+    x = rand(3, 6)
+    before = x.detach().clone()
+    softmax(x, temperature=0.5, mask=torch.rand(3, 6) > 0.3).sum().backward()
+    assert torch.equal(x.detach(), before)
+
+
 # ---------------------------------------------------------------- scaled dot-product attention
 SDPA_CASES = {
-    "plain": dict(),
-    "causal": dict(causal=True),
-    "scale": dict(scale=0.37),
-    "causal+scale": dict(causal=True, scale=2.0),
+    "plain": {},
+    "causal": {"causal": True},
+    "scale": {"scale": 0.37},
+    "causal+scale": {"causal": True, "scale": 2.0},
 }
 
 
@@ -59,7 +76,9 @@ def test_sdpa_matches_torch(case, T, S, d_k, d_v):
     kwargs = SDPA_CASES[case]
     q, k, v = rand(2, 3, T, d_k), rand(2, 3, S, d_k), rand(2, 3, S, d_v)
     out, weights = scaled_dot_product_attention(q, k, v, **kwargs)
-    ref = F.scaled_dot_product_attention(q, k, v, is_causal=kwargs.get("causal", False), scale=kwargs.get("scale"))
+    ref = F.scaled_dot_product_attention(
+        q, k, v, is_causal=kwargs.get("causal", False), scale=kwargs.get("scale")
+    )
     assert_close(out, ref)
     assert_close(weights.sum(-1), torch.ones(2, 3, T, dtype=q.dtype))
     up = torch.randn_like(ref)
@@ -73,7 +92,9 @@ def test_sdpa_weights_are_softmax_of_scaled_scores():
     assert_close(weights, torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), dim=-1))
 
 
-@pytest.mark.parametrize("mask_shape", [(2, 3, 5, 7), (2, 1, 5, 7), (1, 3, 1, 7), (5, 7), (3, 5, 7), (2, 1, 1, 7)])
+@pytest.mark.parametrize(
+    "mask_shape", [(2, 3, 5, 7), (2, 1, 5, 7), (1, 3, 1, 7), (5, 7), (3, 5, 7), (2, 1, 1, 7)]
+)
 def test_sdpa_boolean_masks_broadcast_like_torch(mask_shape):
     q, k, v = rand(2, 3, 5, 4), rand(2, 3, 7, 4), rand(2, 3, 7, 6)
     mask = torch.rand(mask_shape) > 0.4
@@ -110,7 +131,10 @@ def test_sdpa_temperature_divides_the_scaled_scores():
     ref = F.scaled_dot_product_attention(q, k, v, scale=1 / (math.sqrt(4) * 0.25))
     assert_close(out, ref)
     _, w1 = scaled_dot_product_attention(q, k, v)
-    entropy = lambda w: -(w * w.log()).sum(-1)
+
+    def entropy(w):
+        return -(w * w.log()).sum(-1)
+
     assert (entropy(weights) < entropy(w1)).all()
 
 
@@ -141,7 +165,42 @@ def test_sdpa_float32_scores_of_1e4_stay_finite():
 def test_sdpa_gradcheck(causal):
     q, k, v = rand(2, 4, 3), rand(2, 5, 3), rand(2, 5, 2)
     mask = torch.tensor([True, True, False, True, True])
-    assert torch.autograd.gradcheck(lambda *t: scaled_dot_product_attention(*t, mask, causal=causal)[0], (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda *t: scaled_dot_product_attention(*t, mask, causal=causal)[0], (q, k, v)
+    )
+
+
+def test_sdpa_float_mask_with_temperature_divides_the_bias_too():
+    q, k, v = rand(2, 5, 4), rand(2, 6, 4), rand(2, 6, 3)
+    bias = torch.randn(5, 6, dtype=torch.float64)
+    out, _ = scaled_dot_product_attention(q, k, v, bias, temperature=0.5)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=bias / 0.5, scale=1 / (2 * 0.5))
+    assert_close(out, ref)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_backward_through_the_weights_matches_torch(causal):
+    q, k, v = rand(2, 5, 4), rand(2, 5, 4), rand(2, 5, 3)
+    mask = torch.tensor([True, True, False, True, True])
+    out, weights = scaled_dot_product_attention(q, k, v, mask, causal=causal)
+    keep = mask & causal_mask(5) if causal else mask.expand(5, 5)
+    scores = (q @ k.transpose(-2, -1) / 2).masked_fill(~keep, float("-inf"))
+    ref = torch.softmax(scores, dim=-1)
+    assert_close(weights, ref)
+    up_w, up_out = torch.randn_like(ref), torch.randn_like(out)
+    ours_loss = (weights * up_w).sum() + (out * up_out).sum()
+    ref_loss = (ref * up_w).sum() + (ref @ v * up_out).sum()
+    one = torch.ones((), dtype=q.dtype)
+    for ours_g, ref_g in zip(grads(ours_loss, (q, k, v), one), grads(ref_loss, (q, k, v), one)):
+        assert_close(ours_g, ref_g)
+
+
+def test_sdpa_gradgradcheck():
+    q, k, v = rand(2, 4, 3), rand(2, 5, 3), rand(2, 5, 2)
+    mask = torch.tensor([True, True, False, True, True])
+    assert torch.autograd.gradgradcheck(
+        lambda *t: scaled_dot_product_attention(*t, mask, causal=True)[0], (q, k, v)
+    )
 
 
 # ---------------------------------------------------------------- grouped-query attention
@@ -159,10 +218,12 @@ def test_gqa_matches_torch_enable_gqa(H, H_kv, causal):
 
 def test_gqa_gradcheck():
     q, k, v = rand(1, 4, 3, 2), rand(1, 2, 3, 2), rand(1, 2, 3, 2)
-    assert torch.autograd.gradcheck(lambda *t: grouped_query_attention(*t, causal=True)[0], (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda *t: grouped_query_attention(*t, causal=True)[0], (q, k, v)
+    )
 
 
-# ---------------------------------------------------------------- multi-head attention (Eq. 14.3.10)
+# ------------------------------------------------------------- multi-head attention (Eq. 14.3.10)
 def torch_mha(d_model=12, heads=3, bias=True):
     ref = nn.MultiheadAttention(d_model, heads, bias=bias, batch_first=True, dtype=torch.float64)
     with torch.no_grad():  # non-zero biases, so a bias mix-up shows
@@ -181,7 +242,9 @@ def test_mha_self_attention_matches_torch(bias):
     assert_close(out, ref_out)
     assert_close(weights, ref_w)
     up = torch.randn_like(out)
-    dx, dq, dv, do = grads(out, (x, ours.q_proj.weight, ours.v_proj.weight, ours.out_proj.weight), up)
+    dx, dq, dv, do = grads(
+        out, (x, ours.q_proj.weight, ours.v_proj.weight, ours.out_proj.weight), up
+    )
     ref_dx, ref_din, ref_do = grads(ref_out, (x, ref.in_proj_weight, ref.out_proj.weight), up)
     assert_close(dx, ref_dx)
     assert_close(dq, ref_din[:12])
@@ -222,7 +285,9 @@ def test_mha_with_kv_heads_equals_gqa_on_its_projections():
     v = mha.v_proj(x).view(2, 5, 2, 4).transpose(1, 2)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     assert_close(out, mha.out_proj(ref.transpose(1, 2).reshape(2, 5, 16)))
-    assert weights.shape == (2, 4, 5, 5) and torch.equal(weights[:, 0] > 0, causal_mask(5).expand(2, 5, 5))
+    assert weights.shape == (2, 4, 5, 5) and torch.equal(
+        weights[:, 0] > 0, causal_mask(5).expand(2, 5, 5)
+    )
     assert mha.k_proj.weight.shape == (8, 16)
 
 

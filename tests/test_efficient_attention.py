@@ -16,8 +16,10 @@ def rand(*shape, dtype=DOUBLE, scale=1.0, grad=False):
 
 
 def qkv(batch, T, S, d_k=8, d_v=8, dtype=DOUBLE, grad=True):
-    return rand(*batch, T, d_k, dtype=dtype, grad=grad), rand(*batch, S, d_k, dtype=dtype, grad=grad), rand(
-        *batch, S, d_v, dtype=dtype, grad=grad
+    return (
+        rand(*batch, T, d_k, dtype=dtype, grad=grad),
+        rand(*batch, S, d_k, dtype=dtype, grad=grad),
+        rand(*batch, S, d_v, dtype=dtype, grad=grad),
     )
 
 
@@ -42,7 +44,14 @@ def assert_matches_torch(q, k, v, chunk_size, causal=False, scale=None, atol=1e-
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(
     "T, chunk_size",
-    [(37, 8), (37, 16), (37, 37), (37, 64), (48, 16), (48, 48)],  # 37 % 8, 37 % 16 leave a ragged tile; 64 > T
+    [
+        (37, 8),
+        (37, 16),
+        (37, 37),
+        (37, 64),
+        (48, 16),
+        (48, 48),
+    ],  # 37 % 8, 37 % 16 leave a ragged tile; 64 > T
 )
 def test_chunked_matches_torch_square(causal, T, chunk_size):
     torch.manual_seed(0)
@@ -87,7 +96,9 @@ def test_chunked_broadcasts_batch_dims(causal):
     q = rand(2, 4, 21, 8, grad=True)
     k, v = rand(2, 1, 21, 8, grad=True), rand(2, 1, 21, 8, grad=True)
     out, _ = chunked_attention(q, k, v, chunk_size=8, causal=causal)
-    ref = F.scaled_dot_product_attention(q, k.expand(2, 4, 21, 8), v.expand(2, 4, 21, 8), is_causal=causal)
+    ref = F.scaled_dot_product_attention(
+        q, k.expand(2, 4, 21, 8), v.expand(2, 4, 21, 8), is_causal=causal
+    )
     torch.testing.assert_close(out, ref, atol=1e-12, rtol=0)
     upstream = torch.randn_like(ref)
     for ours, theirs in zip(grads(out, (q, k, v), upstream), grads(ref, (q, k, v), upstream)):
@@ -107,13 +118,17 @@ def test_chunked_non_contiguous_input():
 def test_chunked_gradcheck(causal):
     torch.manual_seed(8)
     q, k, v = qkv((2,), 7, 7, d_k=3, d_v=2)
-    assert torch.autograd.gradcheck(lambda q, k, v: chunked_attention(q, k, v, 3, causal)[0], (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: chunked_attention(q, k, v, 3, causal)[0], (q, k, v)
+    )
 
 
 def test_chunked_gradcheck_t_ne_s_causal():
     torch.manual_seed(9)
     q, k, v = qkv((1,), 6, 9, d_k=3, d_v=4)
-    assert torch.autograd.gradcheck(lambda q, k, v: chunked_attention(q, k, v, 4, True)[0], (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: chunked_attention(q, k, v, 4, True)[0], (q, k, v)
+    )
 
 
 def test_chunked_result_does_not_depend_on_chunk_size():
@@ -135,7 +150,7 @@ def test_chunked_causal_ignores_future_keys():
     assert (out2[:, 20:] - out[:, 20:]).abs().amin() > 1e-3  # queries 20..29 do see them
 
 
-# ---------------------------------------------------------------- chunked attention: float32, large scores
+# ---------------------------------------------------- chunked attention: float32, large scores
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -220,14 +235,18 @@ def test_linear_eps_adds_to_the_denominator(causal):
     out, _ = linear_attention(q, k, v, causal=causal, eps=0.5)
     torch.testing.assert_close(out, exact * denominator / (denominator + 0.5), atol=1e-12, rtol=0)
     default, _ = linear_attention(q, k, v, causal=causal)
-    torch.testing.assert_close(default, exact * denominator / (denominator + 1e-6), atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        default, exact * denominator / (denominator + 1e-6), atol=1e-12, rtol=0
+    )
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_linear_gradcheck(causal):
     torch.manual_seed(23)
     q, k, v = qkv((2,), 6, 6, d_k=3, d_v=2)
-    assert torch.autograd.gradcheck(lambda q, k, v: linear_attention(q, k, v, causal=causal)[0], (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: linear_attention(q, k, v, causal=causal)[0], (q, k, v)
+    )
 
 
 # ---------------------------------------------------------------- from scratch, bad input
@@ -278,7 +297,9 @@ def test_rejects_zero_keys(attention):
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_rejects_int_tensors(attention):
     q = torch.ones(2, 5, 8, dtype=torch.int64)
-    with pytest.raises(ValueError, match=r"q must be a floating-point tensor, got dtype torch.int64"):
+    with pytest.raises(
+        ValueError, match=r"q must be a floating-point tensor, got dtype torch.int64"
+    ):
         attention(q, q, q)
 
 

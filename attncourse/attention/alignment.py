@@ -24,9 +24,15 @@ def _align(score_fn, query_dim: int, key_dim: int, query, keys, values, mask):
         require_ndim(name, x, 3, "(B, S, features)")
     require_size("keys", keys, -1, key_dim, "feature size")
     if keys.shape[:2] != values.shape[:2]:
-        raise ValueError(f"keys and values must have the same (B, S), got {tuple(keys.shape)} and {tuple(values.shape)}")
+        raise ValueError(
+            f"keys and values must have the same (B, S), got {tuple(keys.shape)} "
+            f"and {tuple(values.shape)}"
+        )
     if query.shape[0] != keys.shape[0]:
-        raise ValueError(f"query and keys must have the same batch size B, got {query.shape[0]} and {keys.shape[0]}")
+        raise ValueError(
+            f"query and keys must have the same batch size B, got {query.shape[0]} "
+            f"and {keys.shape[0]}"
+        )
     single_step = query.dim() == 2
     q = query.unsqueeze(1) if single_step else query  # (B, T, d_q)
     scores = score_fn(q, keys)  # (B, T, S)
@@ -54,7 +60,9 @@ class AdditiveAttention(nn.Module):
         self.v_a = nn.Linear(hidden_dim, 1, bias=False)
 
     def score(self, q: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        hidden = torch.tanh(self.W_a(q).unsqueeze(2) + self.U_a(keys).unsqueeze(1))  # (B, T, S, hidden)
+        hidden = torch.tanh(
+            self.W_a(q).unsqueeze(2) + self.U_a(keys).unsqueeze(1)
+        )  # (B, T, S, hidden)
         return self.v_a(hidden).squeeze(-1)  # (B, T, S)
 
     def forward(self, query, keys, values=None, mask=None):
@@ -70,13 +78,21 @@ class LuongAttention(nn.Module):
 
     SCORES = ("dot", "general", "concat")
 
-    def __init__(self, query_dim: int, key_dim: int | None = None, score: str = "general", hidden_dim: int | None = None):
+    def __init__(
+        self,
+        query_dim: int,
+        key_dim: int | None = None,
+        score: str = "general",
+        hidden_dim: int | None = None,
+    ):
         super().__init__()
         key_dim = query_dim if key_dim is None else key_dim
         if score not in self.SCORES:
             raise ValueError(f"score must be one of {self.SCORES}, got {score!r}")
         if score == "dot" and key_dim != query_dim:
-            raise ValueError(f"the dot score needs query_dim == key_dim, got {query_dim} and {key_dim}")
+            raise ValueError(
+                f"the dot score needs query_dim == key_dim, got {query_dim} and {key_dim}"
+            )
         self.query_dim, self.key_dim, self.kind = query_dim, key_dim, score
         if score == "general":
             self.W_a = nn.Linear(key_dim, query_dim, bias=False)

@@ -8,7 +8,9 @@ import math
 
 import torch
 
+from .._validation import require_positive_int
 from .dot_product import check_qkv
+from .softmax import exp_
 
 
 def _tiles(length: int, chunk: int):
@@ -17,7 +19,7 @@ def _tiles(length: int, chunk: int):
 
 
 def _causal_bias(i0: int, i1: int, j0: int, j1: int, like: torch.Tensor) -> torch.Tensor:
-    """Additive mask of the tile (queries i0..i1-1, keys j0..j1-1): 0 where j <= i, -inf where j > i."""
+    """Additive mask of the tile (queries i0..i1-1, keys j0..j1-1): 0 where j <= i, else -inf."""
     i = torch.arange(i0, i1, device=like.device).unsqueeze(1)  # (Tq, 1)
     j = torch.arange(j0, j1, device=like.device).unsqueeze(0)  # (1, Tk)
     bias = torch.zeros(i1 - i0, j1 - j0, dtype=like.dtype, device=like.device)  # (Tq, Tk)
@@ -40,7 +42,7 @@ class _ChunkedAttention(torch.autograd.Function):
         k_t = k.transpose(1, 2)  # (N, d_k, S)
         for i0, i1 in _tiles(T, chunk_size):
             q_i = q[:, i0:i1] * scale  # (N, Tq, d_k)
-            m = l = acc = None  # running max, running sum, unnormalised output
+            m = l = acc = None  # noqa: E741  running max, running sum, unnormalised output
             for j0, j1 in _tiles(S, chunk_size):
                 if causal and j0 > i1 - 1:
                     break  # this key tile (and every later one) lies above the diagonal
@@ -50,12 +52,12 @@ class _ChunkedAttention(torch.autograd.Function):
                 m_tile = s.amax(dim=-1, keepdim=True)  # (N, Tq, 1)
                 if m is None:  # first key tile: nothing to rescale yet
                     m = m_tile  # (N, Tq, 1)
-                    p = s.sub_(m).exp_()  # (N, Tq, Tk) exp(s - m)
-                    l = p.sum(dim=-1, keepdim=True)  # (N, Tq, 1)
+                    p = exp_(s.sub_(m))  # (N, Tq, Tk) exp(s - m)
+                    l = p.sum(dim=-1, keepdim=True)  # noqa: E741  (N, Tq, 1)
                     acc = torch.bmm(p, v[:, j0:j1])  # (N, Tq, d_v)
                     continue
                 m_new = torch.maximum(m, m_tile)  # (N, Tq, 1)
-                p = s.sub_(m_new).exp_()  # (N, Tq, Tk) exp(s - m_new)
+                p = exp_(s.sub_(m_new))  # (N, Tq, Tk) exp(s - m_new)
                 alpha = m.sub_(m_new).exp_()  # (N, Tq, 1) exp(m - m_new) rescales what came before
                 l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))  # (N, Tq, 1)
                 acc.mul_(alpha).baddbmm_(p, v[:, j0:j1])  # (N, Tq, d_v) acc * alpha + p v
@@ -86,7 +88,8 @@ class _ChunkedAttention(torch.autograd.Function):
         dq = torch.zeros_like(q)  # (N, T, d_k)
         dk = torch.empty_like(k)  # (N, S, d_k)
         dv = torch.empty_like(v)  # (N, S, d_v)
-        for j0, j1 in _tiles(S, chunk_size):  # keys outside: dK, dV of a key tile stay in one buffer
+        # keys in the outer loop: dK, dV of a key tile stay in one buffer
+        for j0, j1 in _tiles(S, chunk_size):
             k_j, v_j = k[:, j0:j1], v[:, j0:j1]  # (N, Tk, d_k), (N, Tk, d_v)
             dk_j = torch.zeros_like(k_j)  # (N, Tk, d_k)
             dv_j = v.new_zeros(N, j1 - j0, d_v)  # (N, Tk, d_v)
@@ -98,7 +101,7 @@ class _ChunkedAttention(torch.autograd.Function):
                 if causal and j1 - 1 > i0:
                     s.add_(_causal_bias(i0, i1, j0, j1, s))  # (N, Tq, Tk)
                 s.sub_(row_max[:, i0:i1]).sub_(log_sum[:, i0:i1])  # (N, Tq, Tk) S - logsumexp
-                p = s.exp_()  # (N, Tq, Tk) the softmax weights of this tile
+                p = exp_(s)  # (N, Tq, Tk) the softmax weights of this tile
                 dv_j.baddbmm_(p.transpose(1, 2), do_i)  # (N, Tk, d_v)  dV += P^T dO
                 dp = torch.bmm(do_i, v_j.transpose(1, 2))  # (N, Tq, Tk)  dP = dO V^T
                 ds = dp.sub_(D[:, i0:i1]).mul_(p)  # (N, Tq, Tk)  dS = P * (dP - D)
@@ -130,8 +133,7 @@ def chunked_attention(q, k, v, chunk_size: int = 128, causal: bool = False, scal
     check_qkv(q, k, v)
     if k.shape[-2] == 0:
         raise ValueError(f"k and v must hold at least one key, got S=0 (k shape {tuple(k.shape)})")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    require_positive_int("chunk_size", chunk_size)
     T, S, d_k, d_v = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])

@@ -4,9 +4,16 @@ import math
 
 import torch
 
-from .._validation import broadcast_batch, check_mask, require_float, require_ndim, require_same_dtype
+from .._validation import (
+    broadcast_batch,
+    check_mask,
+    require_float,
+    require_ndim,
+    require_positive,
+    require_same_dtype,
+)
 from ..masks import causal_mask
-from .softmax import softmax
+from .softmax import softmax_
 
 
 def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
@@ -36,22 +43,26 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, causal=False, scale=None
     broadcastable to (..., T, S). ``causal`` adds ``causal_mask(T, S)`` (top-left aligned).
     Returns (output (..., T, d_v), weights (..., T, S)); a query with no visible key gets
     zero weights and a zero output.
+
+    The (T, S) matrix is the costly part: the scale and the temperature multiply q (T x d_k
+    numbers) instead, and the softmax is computed in place in the matmul's fresh output.
     """
     check_qkv(q, k, v)
+    require_positive("temperature", temperature)
     T, S, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale
-    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, S)
+    scores = (q * (scale / temperature)) @ k.transpose(-2, -1)  # (..., T, S)
     keep = None
     if mask is not None:
         check_mask(mask, scores.shape)
         if mask.dtype == torch.bool:
             keep = mask
         else:
-            scores = scores + mask  # (..., T, S) an additive bias is part of the score
+            scores.add_(mask / temperature)  # (..., T, S) an additive bias is part of the score
     if causal:
         causal_keep = causal_mask(T, S, device=q.device)  # (T, S)
         keep = causal_keep if keep is None else keep & causal_keep
-    weights = softmax(scores, dim=-1, temperature=temperature, mask=keep)  # (..., T, S)
+    weights = softmax_(scores, dim=-1, keep=keep)  # (..., T, S), written over the scores
     return weights @ v, weights  # (..., T, d_v), (..., T, S)
 
 
@@ -66,10 +77,15 @@ def grouped_query_attention(q, k, v, mask=None, *, causal=False, scale=None, tem
         require_ndim(name, x, (3, None), "(..., heads, length, features)")
     H, H_kv = q.shape[-3], k.shape[-3]
     if v.shape[-3] != H_kv:
-        raise ValueError(f"k and v must have the same number of heads, got {H_kv} and {v.shape[-3]}")
+        raise ValueError(
+            f"k and v must have the same number of heads, got {H_kv} and {v.shape[-3]}"
+        )
     if H % H_kv:
         raise ValueError(f"query heads ({H}) must be a multiple of key/value heads ({H_kv})")
     group = H // H_kv
-    k = k.repeat_interleave(group, dim=-3)  # (B, H, S, d_k)
-    v = v.repeat_interleave(group, dim=-3)  # (B, H, S, d_v)
-    return scaled_dot_product_attention(q, k, v, mask, causal=causal, scale=scale, temperature=temperature)
+    if group > 1:  # (plain multi-head attention needs no copies)
+        k = k.repeat_interleave(group, dim=-3)  # (B, H, S, d_k)
+        v = v.repeat_interleave(group, dim=-3)  # (B, H, S, d_v)
+    return scaled_dot_product_attention(
+        q, k, v, mask, causal=causal, scale=scale, temperature=temperature
+    )

@@ -1,10 +1,11 @@
-"""Gated attention: source 000 Def. 14.3.19, Eq. (14.3.48): g = sigma(W_g [q; k; v]), Z = g ⊙ Attention(q, k, v)."""
+"""Gated attention: source 000 Def. 14.3.19, Eq. (14.3.48):
+g = sigma(W_g [q; k; v]), Z = g ⊙ Attention(q, k, v)."""
 
 import torch
 from torch import nn
 
-from .multihead import MultiHeadAttention
 from .dot_product import scaled_dot_product_attention
+from .multihead import MultiHeadAttention
 
 
 class GatedAttention(MultiHeadAttention):
@@ -30,6 +31,8 @@ class GatedAttention(MultiHeadAttention):
         g = self.gate(torch.cat([q, k, v], dim=-1))  # (B, T, H)
         g = g.transpose(1, 2).unsqueeze(-1)  # (B, H, T, 1)
         q, k, v = (self._split_heads(t, self.num_heads) for t in (q, k, v))  # (B, H, T, hd)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, causal=causal)  # (B, H, T, hd), (B, H, T, T)
+        out, weights = scaled_dot_product_attention(
+            q, k, v, mask, causal=causal
+        )  # (B, H, T, hd), (B, H, T, T)
         out = (g * out).transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model)
         return self.out_proj(out), g * weights  # (B, T, d_model), (B, H, T, T)

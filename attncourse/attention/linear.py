@@ -37,7 +37,9 @@ def linear_attention(q, k, v, causal: bool = False, eps: float = 1e-6):
         return numerator / (denominator + eps), None  # (..., T, d_v)
 
     T, S = q.shape[-2], k.shape[-2]
-    kv = torch.cumsum(phi_k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)  # (..., S, d_k, d_v) prefix sums
+    kv = torch.cumsum(
+        phi_k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3
+    )  # (..., S, d_k, d_v) prefix sums
     z = torch.cumsum(phi_k, dim=-2)  # (..., S, d_k)
     if T != S:  # query i sees keys 0..min(i, S - 1)
         last = torch.arange(T, device=q.device).clamp(max=S - 1)  # (T,)

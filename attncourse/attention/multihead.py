@@ -8,7 +8,8 @@ from .dot_product import grouped_query_attention
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = W_O [z_1; ...; z_h],  z_h = Attention(Q W_Q^h, K W_K^h, V W_V^h)  (Eq. 14.3.10).
+    """MultiHead(Q, K, V) = W_O [z_1; ...; z_h],  z_h = Attention(Q W_Q^h, K W_K^h, V W_V^h)
+    (Eq. 14.3.10).
 
     ``num_kv_heads`` < ``num_heads`` shares each key/value head among a group of query heads
     (GQA; 1 = multi-query attention). Called as ``mha(query, key=None, value=None, mask=None,
@@ -16,13 +17,17 @@ class MultiHeadAttention(nn.Module):
     returns (output (B, T, d_model), per-head weights (B, H, T, S)).
     """
 
-    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int | None = None, bias: bool = True):
+    def __init__(
+        self, d_model: int, num_heads: int, num_kv_heads: int | None = None, bias: bool = True
+    ):
         super().__init__()
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         if num_heads < 1 or d_model % num_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
         if num_kv_heads < 1 or num_heads % num_kv_heads:
-            raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads})")
+            raise ValueError(
+                f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads})"
+            )
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.head_dim = d_model // num_heads
         kv_dim = num_kv_heads * self.head_dim
@@ -42,10 +47,14 @@ class MultiHeadAttention(nn.Module):
             require_size(name, x, -1, self.d_model, "feature size")
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
-                f"key and value must have the same (B, S), got key {tuple(key.shape)} and value {tuple(value.shape)}"
+                f"key and value must have the same (B, S), got key {tuple(key.shape)} "
+                f"and value {tuple(value.shape)}"
             )
         if query.shape[0] != key.shape[0]:
-            raise ValueError(f"query and key must have the same batch size, got {query.shape[0]} and {key.shape[0]}")
+            raise ValueError(
+                f"query and key must have the same batch size, got {query.shape[0]} "
+                f"and {key.shape[0]}"
+            )
 
     def forward(self, query, key=None, value=None, mask=None, causal: bool = False):
         key = query if key is None else key
@@ -55,26 +64,36 @@ class MultiHeadAttention(nn.Module):
         q = self._split_heads(self.q_proj(query), self.num_heads)  # (B, H, T, hd)
         k = self._split_heads(self.k_proj(key), self.num_kv_heads)  # (B, H_kv, S, hd)
         v = self._split_heads(self.v_proj(value), self.num_kv_heads)  # (B, H_kv, S, hd)
-        out, weights = grouped_query_attention(q, k, v, mask, causal=causal)  # (B, H, T, hd), (B, H, T, S)
+        # out (B, H, T, hd), weights (B, H, T, S)
+        out, weights = grouped_query_attention(q, k, v, mask, causal=causal)
         out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model)
         return self.out_proj(out), weights
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> "MultiHeadAttention":
-        """A copy of ``nn.MultiheadAttention``'s weights (same embed dim for q, k, v; no bias_k/v)."""
+        """Copy ``nn.MultiheadAttention``'s weights (q, k, v of one embed dim; no bias_k/v)."""
         if not isinstance(module, nn.MultiheadAttention):
             raise ValueError(f"expected nn.MultiheadAttention, got {type(module).__name__}")
         if not module._qkv_same_embed_dim or module.bias_k is not None:
-            raise ValueError("only nn.MultiheadAttention with kdim = vdim = embed_dim and no add_bias_kv can be copied")
+            raise ValueError(
+                "only nn.MultiheadAttention with kdim = vdim = embed_dim and no add_bias_kv "
+                "can be copied"
+            )
         bias = module.in_proj_bias is not None
         ref = module.in_proj_weight
-        mha = cls(module.embed_dim, module.num_heads, bias=bias).to(device=ref.device, dtype=ref.dtype)
+        mha = cls(module.embed_dim, module.num_heads, bias=bias).to(
+            device=ref.device, dtype=ref.dtype
+        )
         with torch.no_grad():
-            for proj, w in zip((mha.q_proj, mha.k_proj, mha.v_proj), module.in_proj_weight.chunk(3)):
+            for proj, w in zip(
+                (mha.q_proj, mha.k_proj, mha.v_proj), module.in_proj_weight.chunk(3)
+            ):
                 proj.weight.copy_(w)
             mha.out_proj.weight.copy_(module.out_proj.weight)
             if bias:
-                for proj, b in zip((mha.q_proj, mha.k_proj, mha.v_proj), module.in_proj_bias.chunk(3)):
+                for proj, b in zip(
+                    (mha.q_proj, mha.k_proj, mha.v_proj), module.in_proj_bias.chunk(3)
+                ):
                     proj.bias.copy_(b)
                 mha.out_proj.bias.copy_(module.out_proj.bias)
         return mha
