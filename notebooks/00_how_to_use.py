@@ -42,7 +42,6 @@ import torch
 
 from attncourse.attention import scaled_dot_product_attention
 from attncourse.chapters.ch00_how_to_use import temperature_bars
-from attncourse.exercises.engine import Case, check_function
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -181,23 +180,31 @@ widgets.VBox([temperature, readout])
 # - a **solution cell** with a function to complete. In your copy its body reads
 #   `# YOUR CODE HERE` and `raise NotImplementedError()`; replace those lines with your code;
 # - a **check cell** under it (locked: do not edit it). Run it: it calls a check from
-#   `attncourse.exercises` that tries your function on random and edge inputs, compares it with the
-#   course's reference, and either prints `✓ ... all N checks passed` or stops with an
-#   `AssertionError` that says what is wrong — for example "overflow for scores of 1000: subtract
-#   the row max before exp", "weights sum over the wrong axis", "missing 1/√d_k".
+#   `attncourse.exercises` (chapter NN's checks are in `attncourse/exercises/chNN.py`) that tries
+#   your function on random and edge inputs, compares it with the course's reference, and either
+#   prints `✓ ... all N checks passed` or stops with an `AssertionError` that says what is wrong
+#   and on which input — for example "overflow for scores of 1000: subtract the row max before
+#   exp", "weights sum over the wrong axis", "missing 1/√d_k".
 #
 # Some exercises are **from scratch**: you re-implement something PyTorch already has (softmax,
-# attention, LayerNorm, ...). Their checks fail if your function calls that built-in.
+# attention, LayerNorm, ...). Their checks refuse, before anything else, an answer that uses that
+# built-in or any function of the course's own package `attncourse`.
 #
 # **Grading.** The check cell you see holds the *visible* tests. When your notebook is graded, the
-# grader restores *hidden* tests into the same cell: more inputs, and the checks re-imported fresh,
-# so that only a correct function earns the points. Every check cell is worth the points written
-# above it; a check cell that fails, raises or runs too long earns 0 for that exercise, and the
-# other exercises are still graded. The notebooks follow the format of
-# [nbgrader](https://nbgrader.readthedocs.io), so a course can also grade them with nbgrader itself.
+# grader runs your answer cells (only those, in a sandbox) and calls your functions on *hidden*
+# tests: the same kinds of input, with other numbers, so a function that passes the visible check
+# for the right reason earns the points. Define everything your answer needs inside its answer cell
+# (or in an earlier answer cell): cells you add yourself are not run when you are graded. Every
+# check cell is worth the points written above it; a function that is wrong, raises or runs too
+# long earns 0 for that exercise, and the other exercises are still graded. `attncourse progress`
+# (in a terminal) shows which of your exercises pass, checked exactly as the grader does. The
+# notebooks follow the format of [nbgrader](https://nbgrader.readthedocs.io), so a course can also
+# grade them with nbgrader itself.
 #
 # **Try it now** with a 1-point demo. Uniform attention — every weight 1/S — returns the plain mean
-# of the values. Complete `uniform_attention` and run the check cell below it.
+# of the values. Complete `uniform_attention` and run the check cell below it. (Its check,
+# `attncourse/exercises/ch00.py`, is a dozen lines: the inputs to try, the reference, and the two
+# mistakes it recognises by name — a sum instead of a mean, and the wrong axis.)
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch00_demo", "locked": false, "schema_version": 3, "solution": true}
@@ -209,36 +216,18 @@ def uniform_attention(values):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-def check_uniform_attention(fn, seed=0):
-    """Check fn(values (S, d)) -> (d,) against the mean of the rows."""
-    g = torch.Generator().manual_seed(seed)
-    cases = [
-        Case("4 values of dimension 3", (torch.randn(4, 3, generator=g),)),
-        Case("a single value (S = 1)", (torch.randn(1, 5, generator=g),)),
-        Case("float64 values", (torch.randn(6, 2, generator=g, dtype=torch.float64),)),
-    ]
-    diagnoses = [
-        (
-            "summed the values: divide by their number S (each weight is 1/S)",
-            lambda v: v.sum(dim=0),
-        ),
-        (
-            "averaged over the wrong axis: average the rows (dim=0), one output of size d",
-            lambda v: v.mean(dim=1) if v.shape[1] > 1 else None,
-        ),
-    ]
-    check_function(fn, lambda v: v.mean(dim=0), cases, diagnoses=diagnoses)
-
+from attncourse.exercises.ch00 import check_uniform_attention
 
 check_uniform_attention(uniform_attention)
 ### BEGIN HIDDEN TESTS
-_v = torch.arange(12.0).reshape(4, 3)
-assert torch.allclose(uniform_attention(_v), torch.tensor([4.5, 5.5, 6.5])), "mean of the rows"
-assert torch.allclose(
-    uniform_attention(_v),
-    scaled_dot_product_attention(torch.zeros(1, 3), torch.zeros(4, 3), _v)[0][0],
-), "uniform attention = attention with equal scores"
-check_uniform_attention(uniform_attention, seed=7)
+import importlib
+
+import attncourse.exercises.ch00 as ex
+import attncourse.exercises.engine as engine
+
+engine = importlib.reload(engine)  # fresh copies: a patched check does not count
+ex = importlib.reload(ex)
+ex.check_uniform_attention(uniform_attention, seed=7)
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -1,8 +1,10 @@
 """The ``attncourse`` command: release student copies, grade submissions, start the course.
 
     attncourse release [NOTEBOOK ...] --out DIR [--force] [--source DIR]
-    attncourse grade SUBMISSION ... [--json FILE] [--timeout SECONDS] [--notebook-timeout SECONDS]
-                                    [--source DIR] [--course-dir DIR]
+    attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--json FILE] [--feedback DIR]
+                     [--timeout SECONDS] [--notebook-timeout SECONDS] [--memory MB]
+                     [--source DIR] [--no-sandbox]
+    attncourse progress [--workspace DIR] [--source DIR]
     attncourse start [--workspace DIR] [--source DIR] [--dry-run] [JUPYTER LAB OPTIONS ...]
 
 Exit status: 0 done (a failed exercise is a score, not an error), 2 bad input.
@@ -25,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     from .notebooks import DEFAULT_SOURCE
 
     parser = argparse.ArgumentParser(prog="attncourse", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{release,grade,start}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{release,grade,progress,start}"
+    )
     source_help = f"folder of the instructor notebooks (default: {DEFAULT_SOURCE})"
 
     p = sub.add_parser(
@@ -52,36 +56,66 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "grade",
-        help="grade submissions headless, with hidden tests",
-        description="Grade submitted notebooks with nbgrader autograde against the instructor "
-        "notebook of the same file name: hidden tests restored, a time limit per "
-        "cell; prints the points per exercise (grade_id) and the total.",
+        help="grade submissions headless, in a sandbox, with hidden tests",
+        description="Grade submitted notebooks against the instructor notebook of the same file "
+        "name. Each submission's answers run in a bubblewrap sandbox of their own; the checks "
+        "(visible and hidden) are computed by the grader, outside it. Prints the points per "
+        "exercise (grade_id) and the total.",
     )
     p.add_argument(
         "submissions", nargs="+", metavar="SUBMISSION", help="submitted notebooks (NN_name.ipynb)"
     )
+    p.add_argument(
+        "-j", "--jobs", type=int, metavar="N", help="submissions graded at once (default: cores)"
+    )
+    p.add_argument(
+        "--csv", type=Path, metavar="FILE", help="one row per student, one column per exercise"
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     p.add_argument(
+        "--feedback", type=Path, metavar="DIR", help="write an HTML report per submission"
+    )
+    p.add_argument(
         "--timeout",
-        type=int,
+        type=float,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"time limit per cell (default {DEFAULT_TIMEOUT})",
+        help=f"time limit per answer cell and per call (default {DEFAULT_TIMEOUT})",
     )
     p.add_argument(
         "--notebook-timeout",
-        type=int,
+        type=float,
         metavar="SECONDS",
-        help="time limit for a whole notebook, after which the remaining cells get 1 s each "
-        "(default: the larger of 600 and 10 x --timeout)",
+        help="time limit for a whole notebook (default: the larger of 600 and 10 x --timeout)",
+    )
+    p.add_argument(
+        "--memory",
+        type=int,
+        default=3072,
+        metavar="MB",
+        help="memory per submission (default 3072)",
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
     p.add_argument(
-        "--course-dir",
-        type=Path,
-        metavar="DIR",
-        help="keep the nbgrader course (gradebook, autograded notebooks) in this new folder",
+        "--no-sandbox",
+        action="store_true",
+        help="run submissions without bubblewrap: UNSAFE, only for work you trust",
     )
+
+    p = sub.add_parser(
+        "progress",
+        help="which exercises of your workspace pass, with the grader's own checks",
+        description="Check every exercise of your workspace's notebooks as the grader would, and "
+        "show which pass.",
+    )
+    p.add_argument(
+        "--workspace",
+        type=Path,
+        default=Path("workspace"),
+        metavar="DIR",
+        help="your copy of the course (default: ./workspace)",
+    )
+    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
 
     p = sub.add_parser(
         "start",
@@ -109,10 +143,20 @@ def _jupyter() -> str:
     return str(local) if local.exists() else (shutil.which("jupyter") or "jupyter")
 
 
-def main(argv=None) -> int:
-    from .grade import grade, write_json
+def _writable(option: str, path: Path | None) -> None:
     from .notebooks import UsageError
+
+    if path is not None and not path.absolute().parent.is_dir():
+        raise UsageError(f"{option} {path}: no folder {path.absolute().parent}")
+
+
+def main(argv=None) -> int:
+    from . import feedback
+    from .grade import grade, write_csv, write_json
+    from .notebooks import UsageError
+    from .progress import progress
     from .release import release
+    from .sandbox import Limits
 
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
@@ -122,17 +166,34 @@ def main(argv=None) -> int:
         if args.command == "release":
             release(args.notebooks, args.out, force=args.force, source=args.source)
         elif args.command == "grade":
-            if args.json is not None and not args.json.parent.is_dir():
-                raise UsageError(f"--json {args.json}: no folder {args.json.parent}")
+            for option, path in (("--json", args.json), ("--csv", args.csv)):
+                _writable(option, path)
+            if args.memory < 512:
+                raise UsageError(f"--memory must be at least 512 MB, got {args.memory}")
+            if args.no_sandbox:
+                print(
+                    "attncourse grade: --no-sandbox: submissions run unsandboxed, with your "
+                    "rights; only for work you trust",
+                    file=sys.stderr,
+                )
             results = grade(
                 args.submissions,
                 source=args.source,
                 timeout=args.timeout,
                 notebook_timeout=args.notebook_timeout,
-                course_dir=args.course_dir,
+                jobs=args.jobs,
+                sandbox=not args.no_sandbox,
+                limits=Limits(memory_mb=args.memory),
             )
             if args.json is not None:
                 write_json(results, args.json, args.timeout)
+            if args.csv is not None:
+                write_csv(results, args.csv)
+            if args.feedback is not None:
+                written = feedback.write(results, args.feedback)
+                print(f"wrote {len(written)} feedback reports under {args.feedback}")
+        elif args.command == "progress":
+            progress(args.workspace, source=args.source)
         elif args.command == "start":
             release([], args.workspace, source=args.source)
             command = [

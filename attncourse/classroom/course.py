@@ -1,6 +1,7 @@
-"""A throw-away nbgrader course directory (``source/``, ``release/``, ``submitted/``,
-``autograded/`` and an SQLite gradebook), one assignment per notebook, named after the notebook;
-``release`` and ``grade`` run nbgrader itself in one.
+"""A throw-away nbgrader course directory (``source/``, ``release/`` and an SQLite gradebook), one
+assignment per notebook, named after the notebook: ``release`` (and ``grade``, to know what was
+released) run nbgrader's ``generate_assignment`` in one, so a student copy is exactly what an
+nbgrader course would hand out.
 """
 
 from __future__ import annotations
@@ -10,16 +11,12 @@ import logging
 import os
 import shutil
 import sys
-import time
 import warnings
 from pathlib import Path
 
-import nbformat
-
 from .notebooks import UsageError
 
-DEFAULT_TIMEOUT = 60
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+DEFAULT_TIMEOUT = 60  # seconds a graded cell or call may take
 
 # ------------------------------------------------------------------------------- nbgrader
 
@@ -45,37 +42,10 @@ def _quiet():
             logging.root.setLevel(previous)
 
 
-class CellTimeouts:
-    """Each cell's time limit: ``per_cell`` seconds, within a budget for the whole notebook.
-
-    A kernel stopped by a timeout is interrupted and grading goes on; a kernel that ignores the
-    interrupt (a long C call, a handler for SIGINT) stays busy, so each remaining cell would wait
-    its full limit. Once the notebook's budget is spent, the remaining cells get 1 s each.
-    """
-
-    def __init__(self, per_cell: int, total: int):
-        self.per_cell, self.total = per_cell, total
-        self.deadline = None
-
-    def start(self) -> None:
-        self.deadline = time.monotonic() + self.total
-
-    def __call__(self, cell=None) -> int:
-        if self.deadline is None:
-            return self.per_cell
-        return max(1, min(self.per_cell, int(self.deadline - time.monotonic())))
-
-
-def default_notebook_timeout(timeout: int) -> int:
-    return max(600, 10 * timeout)
-
-
 class Course:
     """A throw-away nbgrader course directory with one assignment per notebook."""
 
-    def __init__(
-        self, root: Path, timeout: int | None = DEFAULT_TIMEOUT, notebook_timeout: int | None = None
-    ):
+    def __init__(self, root: Path):
         from nbgrader.apps.api import NbGraderAPI
         from traitlets.config import Config
 
@@ -85,39 +55,18 @@ class Course:
         config = Config()
         config.CourseDirectory.root = str(self.root)
         config.Exchange.root = str(self.root / "exchange")  # not /srv/nbgrader/exchange
-        self.cell_timeouts = None
-        if timeout is not None:
-            total = notebook_timeout or default_notebook_timeout(timeout)
-            self.cell_timeouts = CellTimeouts(timeout, total)
-            config.Execute.timeout_func = self.cell_timeouts
-        config.Execute.timeout = timeout
-        config.Execute.interrupt_on_timeout = True
-        config.Execute.raise_on_iopub_timeout = False  # a kernel that ignores the interrupt: go on
-        config.Execute.extra_arguments = [
-            "--HistoryManager.hist_file=:memory:",
-            "--IPKernelApp.log_level=ERROR",
-        ]
         with _quiet():
             self.api = NbGraderAPI(config=config)
             _create_gradebook(self.root / "gradebook.db", self.api.coursedir.db_url)
-        self.timeout = timeout
 
     def assignment(self, notebook: Path) -> str:
         return notebook.stem
 
-    def add_source(self, notebook: Path, kernelspec: bool = False) -> Path:
-        """Put an instructor notebook into ``source/<name>/``; ``kernelspec``: run it with this
-        Python.
-        """
-        name = self.assignment(notebook)
-        dest = self.root / "source" / name / notebook.name
+    def add_source(self, notebook: Path) -> Path:
+        """Put an instructor notebook into ``source/<name>/``."""
+        dest = self.root / "source" / self.assignment(notebook) / notebook.name
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if kernelspec:
-            nb = nbformat.read(notebook, as_version=4)
-            nb.metadata["kernelspec"] = dict(KERNELSPEC)
-            nbformat.write(nb, dest)
-        else:
-            shutil.copyfile(notebook, dest)
+        shutil.copyfile(notebook, dest)
         return dest
 
     def generate(self, notebook: Path) -> Path:
@@ -132,33 +81,6 @@ class Course:
                 f"{nbgrader_error(result)}"
             )
         return released
-
-    def submit(self, notebook_name: str, student: str, nb) -> Path:
-        assignment = Path(notebook_name).stem
-        dest = self.root / "submitted" / student / assignment / notebook_name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, dest)
-        return dest
-
-    def autograde(self, notebook_name: str, student: str) -> dict:
-        if self.cell_timeouts is not None:
-            self.cell_timeouts.start()
-        with _quiet():
-            return self.api.autograde(Path(notebook_name).stem, student)
-
-    def grades(self, notebook_name: str, student: str) -> dict[str, tuple[float, float, bool]]:
-        from nbgrader.api import Gradebook
-
-        name = Path(notebook_name).stem
-        with _quiet(), Gradebook(self.api.coursedir.db_url) as gb:
-            submitted = gb.find_submission_notebook(name, name, student)
-            return {
-                g.name: (float(g.score or 0.0), float(g.max_score), bool(g.needs_manual_grade))
-                for g in submitted.grades
-            }
-
-    def autograded(self, notebook_name: str, student: str) -> Path:
-        return self.root / "autograded" / student / Path(notebook_name).stem / notebook_name
 
 
 def _gradebook_template() -> Path:

@@ -1,5 +1,5 @@
-"""Checks for chapter 03's exercises (entropy and temperature), built on ``attncourse.exercises``'
-generic engine ``check_function``: each runs the learner's function on random and edge inputs,
+"""Checks for chapter 03's exercises (entropy and temperature), each an
+``attncourse.exercises.engine.Exercise``: it runs the learner's function on random and edge inputs,
 compares it with the course's reference and names the mistake when it recognises one.
 
 * ``check_softmax_temperature``  — softmax(s / T), from scratch           (Eq. 14.3.20)
@@ -14,18 +14,16 @@ Each takes ``seed=`` for fresh inputs (hidden tests use another seed).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import torch
 
 from ..attention import softmax as _softmax_function
 from ..chapters.ch03_entropy_and_temperature import temperature as _temperature_module
-from ..metrics import attention_entropy as _entropy_function
-from .engine import SOFTMAX_BUILTINS, Case, as_tensor, check_function, generator, randn
+from .engine import Case, Exercise, as_tensor, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
-_entropy_ref = _entropy_function
+
 _entropy_of_scores_ref = _temperature_module.entropy_of_scores
 _jacobian_ref = _temperature_module.softmax_jacobian
 _hoeffding_ref = _temperature_module.hoeffding_entropy_bound
@@ -51,14 +49,15 @@ def _softmax_t_ref(scores, temperature):
     return _softmax_ref(scores, temperature=temperature)  # (..., n)
 
 
-def check_softmax_temperature(fn: Callable, *, seed: int = 0) -> None:
-    """fn(scores (..., n), temperature > 0) -> softmax(scores / temperature) over the last dim.
+def _scores_over_t(scores, temperature) -> float:
+    """The magnitude the answer is computed at: the scores divided by the temperature."""
+    return float(scores.abs().max()) / temperature
 
-    From scratch: no softmax built-in (nor attncourse's softmax).
-    """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+
+def _softmax_t_cases(g) -> list[Case]:
+    """fn(scores (..., n), temperature > 0) -> softmax(scores / temperature) over the last dim."""
+    top = 3 * float(torch.rand((), generator=g))  # the tied maximum of the T = 0.001 case
+    return [
         Case("5 scores at T = 1", (randn(g, 5), 1.0)),
         Case("a (4, 6) batch at T = 0.5", (randn(g, 4, 6, scale=2.0), 0.5)),
         Case("a (2, 3, 5) tensor at T = 3", (randn(g, 2, 3, 5), 3.0)),
@@ -68,11 +67,18 @@ def check_softmax_temperature(fn: Callable, *, seed: int = 0) -> None:
         Case("T = 0.01 (s / T in the hundreds)", (randn(g, 3, 6, scale=2.0), 0.01), hint=OVERFLOW),
         Case(
             "a tie for the largest score at T = 0.001",
-            (as_tensor([[1.0, 3.0, 3.0, -2.0]]), 0.001),
+            (as_tensor([[top - 2.0, top, top, top - 5.0]]), 0.001),
             hint=OVERFLOW,
         ),
     ]
-    diagnoses = [
+
+
+check_softmax_temperature = Exercise(
+    _softmax_t_ref,
+    _softmax_t_cases,
+    reimplements=("softmax",),
+    scale=_scores_over_t,
+    diagnoses=[
         (TEMPERATURE_TIMES, lambda s, t: _softmax_ref(s * t)),
         (TEMPERATURE_IGNORED, lambda s, t: _softmax_ref(s)),
         (
@@ -88,16 +94,14 @@ def check_softmax_temperature(fn: Callable, *, seed: int = 0) -> None:
             "the weights do not sum to 1: divide exp(s / T) by its sum over the last dimension",
             lambda s, t: torch.exp(s / t - (s / t).amax(dim=-1, keepdim=True)),
         ),
-    ]
-    check_function(
-        fn,
-        _softmax_t_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=SOFTMAX_BUILTINS,
-        references=[_softmax_ref],
-    )
+        (
+            "subtracted the max of s, not of s / T: at a small T, (s − max s) / T is still "
+            "in the hundreds where the largest score is not the one that overflows; shift "
+            "s / T by its own row max",
+            lambda s, t: None,  # recognised by the NaN it gives: see the case's hint
+        ),
+    ],
+)
 
 
 # ------------------------------------------------------------------------------ entropy at T
@@ -109,36 +113,32 @@ NOT_FINITE = (
 )
 
 
+CANCELLATION = (
+    "digits lost at a small temperature: z = s / T is in the thousands, and log Σ e^z − Σ α z "
+    "subtracts two numbers near max z, so float32 keeps none of the difference; shift first, "
+    "u = z − max z (the entropy is unchanged), and compute log Σ e^u − Σ α u"
+)
+
+
 def _entropy_hint(got, expected):
     if isinstance(got, torch.Tensor) and not bool(_isfinite(got.detach()).all()):
         return NOT_FINITE
-    return None
+    return CANCELLATION
 
 
-def check_entropy_temperature(fn: Callable, *, seed: int = 0) -> None:
-    """fn(scores (..., n), temperature > 0) -> H(softmax(scores / T)) in nats, shape (...).
-
-    From scratch: no softmax built-in, nor attncourse's softmax or entropy (your own functions
-    from this notebook are fine).
-    """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+def _entropy_t_cases(g) -> list[Case]:
+    """fn(scores (..., n), temperature > 0) -> H(softmax(scores / T)) in nats, shape (...)."""
+    one = randn(g, 4)  # a clear maximum unless two draws tie: they do not
+    tie = randn(g, 5)
+    tie[1] = tie[0] = tie.max() + 1.0  # a two-way tie for the maximum
+    return [
         Case("equal scores over 4 keys (H = log 4)", (torch.zeros(4), 1.0)),
         Case("6 scores at T = 1", (randn(g, 6), 1.0)),
         Case("a (3, 5) batch at T = 0.5", (randn(g, 3, 5, scale=2.0), 0.5)),
         Case("a (2, 3, 4) tensor at T = 4", (randn(g, 2, 3, 4), 4.0)),
         Case("float64 scores at T = 2", (randn(g, 2, 8, dtype=torch.float64), 2.0)),
-        Case(
-            "T = 0.001 with one clear maximum (H → 0)",
-            (as_tensor([[0.0, 1.0, -1.0, 0.5]]), 0.001),
-            hint=_entropy_hint,
-        ),
-        Case(
-            "T = 0.001 with a two-way tie (H → log 2)",
-            (as_tensor([[2.0, 2.0, -1.0, 0.0, 1.0]]), 0.001),
-            hint=_entropy_hint,
-        ),
+        Case("T = 0.001 with one clear maximum (H → 0)", (one[None], 0.001), hint=_entropy_hint),
+        Case("T = 0.001 with a two-way tie (H → log 2)", (tie[None], 0.001), hint=_entropy_hint),
         Case(
             "T = 0.01 and scores up to ±5 (s / T in the hundreds)",
             (randn(g, 4, 7, scale=2.5), 0.01),
@@ -146,12 +146,18 @@ def check_entropy_temperature(fn: Callable, *, seed: int = 0) -> None:
         ),
     ]
 
-    def plogp(p):
-        return _where(
-            p > 0, p * torch.log(_where(p > 0, p, torch.ones_like(p))), torch.zeros_like(p)
-        )
 
-    diagnoses = [
+def _plogp(p):
+    return _where(p > 0, p * torch.log(_where(p > 0, p, torch.ones_like(p))), torch.zeros_like(p))
+
+
+check_entropy_temperature = Exercise(
+    _entropy_of_scores_ref,
+    _entropy_t_cases,
+    reimplements=("softmax", "entropy"),
+    refuse=[_softmax_ref],
+    scale=_scores_over_t,
+    diagnoses=[
         (TEMPERATURE_IGNORED, lambda s, t: _entropy_of_scores_ref(s, 1.0)),
         (TEMPERATURE_TIMES, lambda s, t: _entropy_of_scores_ref(s * t, 1.0)),
         (
@@ -161,72 +167,67 @@ def check_entropy_temperature(fn: Callable, *, seed: int = 0) -> None:
         ("the sign is flipped: H = −Σ α log α ≥ 0", lambda s, t: -_entropy_of_scores_ref(s, t)),
         (
             "returned −α log α for each key: sum it over the last dimension",
-            lambda s, t: -plogp(_softmax_ref(s / t)),
+            lambda s, t: -_plogp(_softmax_ref(s / t)),
         ),
         (
             "averaged −α log α over the keys: entropy is the sum, not the mean",
-            lambda s, t: -plogp(_softmax_ref(s / t)).mean(dim=-1),
+            lambda s, t: -_plogp(_softmax_ref(s / t)).mean(dim=-1),
         ),
-    ]
-    check_function(
-        fn,
-        _entropy_of_scores_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=SOFTMAX_BUILTINS,
-        references=[_softmax_ref, _entropy_ref, _entropy_of_scores_ref],
-    )
+    ],
+)
 
 
 # ------------------------------------------------------------------------------ the Jacobian
 
 
-def check_softmax_jacobian(fn: Callable, *, seed: int = 0) -> None:
+def _jacobian_cases(g) -> list[Case]:
     """fn(weights (..., n)) -> (..., n, n) = diag(α) − α αᵀ, the Jacobian ∂α/∂s of
     α = softmax(s).
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+    return [
         Case("weights over 3 keys", (_softmax_ref(randn(g, 3)),)),
         Case("a (2, 4) batch of weights", (_softmax_ref(randn(g, 2, 4, scale=2.0)),)),
         Case("a (2, 3, 5) tensor of weights", (_softmax_ref(randn(g, 2, 3, 5)),)),
         Case("float64 weights", (_softmax_ref(randn(g, 6, dtype=torch.float64)),)),
         Case("uniform weights over 4 keys (J = I/4 − 1/16)", (torch.full((4,), 0.25),)),
-        Case("one-hot weights (saturated: J = 0)", (as_tensor([0.0, 1.0, 0.0]),)),
+        Case(
+            "one-hot weights (saturated: J = 0)",
+            (torch.eye(3)[int(torch.randint(3, (), generator=g))],),
+        ),
     ]
-    diag = torch.diag_embed
-    outer = lambda a: a.unsqueeze(-1) * a.unsqueeze(-2)  # noqa: E731
-    diagnoses = [
+
+
+def _outer(a):
+    return a.unsqueeze(-1) * a.unsqueeze(-2)  # (..., n, n)
+
+
+_diag = torch.diag_embed
+
+check_softmax_jacobian = Exercise(
+    _jacobian_ref,
+    _jacobian_cases,
+    reimplements=("autograd", "softmax"),
+    diagnoses=[
         (
             "the sign is flipped: J = diag(α) − α αᵀ (its diagonal α_i(1 − α_i) is ≥ 0)",
-            lambda a: outer(a) - diag(a),
+            lambda a: _outer(a) - _diag(a),
         ),
         (
             "missing −α αᵀ: the Jacobian of softmax is diag(α) − α αᵀ, not diag(α)",
-            lambda a: diag(a),
+            lambda a: _diag(a),
         ),
-        ("missing diag(α): the Jacobian of softmax is diag(α) − α αᵀ", lambda a: -outer(a)),
+        ("missing diag(α): the Jacobian of softmax is diag(α) − α αᵀ", lambda a: -_outer(a)),
         (
             "only the diagonal α_i(1 − α_i): the off-diagonal entries are −α_i α_j",
-            lambda a: diag(a - a * a),
+            lambda a: _diag(a - a * a),
         ),
         (
             "α αᵀ must be the outer product (an (n, n) matrix per row of weights), e.g. "
             "a.unsqueeze(-1) * a.unsqueeze(-2)",
-            lambda a: diag(a) - (a * a).sum(-1)[..., None, None],
+            lambda a: _diag(a) - (a * a).sum(-1)[..., None, None],
         ),
-    ]
-    check_function(
-        fn,
-        _jacobian_ref,
-        cases,
-        diagnoses=diagnoses,
-        references=[_jacobian_ref],
-        from_scratch=True,
-        builtins=frozenset(),
-    )
+    ],
+)
 
 
 # ------------------------------------------------------------------------- cosine schedule
@@ -237,17 +238,15 @@ def _cosine_ref(steps, total_steps, t_start, t_min):
     return t_min + (t_start - t_min) * (1 + torch.cos(math.pi * steps / total_steps)) / 2  # (K,)
 
 
-def check_cosine_temperature(fn: Callable, *, seed: int = 0) -> None:
+def _cosine_cases(g) -> list[Case]:
     """fn(steps (K,) float tensor, total_steps N, t_start T_0, t_min) -> (K,) temperatures, with
     T(0) = T_0 and T(N) = T_min (Application 14.3.2)."""
-    __tracebackhide__ = True
-    g = generator(seed)
     n = int(torch.randint(50, 200, (1,), generator=g))
     t0, tmin = (
         1.0 + 4 * float(torch.rand((), generator=g)),
         0.05 + 0.2 * float(torch.rand((), generator=g)),
     )
-    cases = [
+    return [
         Case(
             f"every step t = 0 … {n}, N = {n}, T_0 = {t0:.3f}, T_min = {tmin:.3f}",
             (torch.arange(n + 1, dtype=torch.float64), n, t0, tmin),
@@ -261,7 +260,13 @@ def check_cosine_temperature(fn: Callable, *, seed: int = 0) -> None:
             (torch.arange(0, 21, 4, dtype=torch.float64), 20, 0.2, 2.0),
         ),
     ]
-    diagnoses = [
+
+
+check_cosine_temperature = Exercise(
+    _cosine_ref,
+    _cosine_cases,
+    refuse=[_temperature_module.cosine_temperature],
+    diagnoses=[
         (
             "T_0 and T_min are swapped: the schedule must start at T_0 (t = 0) and end at T_min "
             "(t = N)",
@@ -287,57 +292,67 @@ def check_cosine_temperature(fn: Callable, *, seed: int = 0) -> None:
             "shifted by one step: the schedule starts at t = 0 (T(0) = T_0), not t = 1",
             lambda t, N, a, b: _cosine_ref(t + 1, N, a, b),
         ),
-    ]
-    check_function(fn, _cosine_ref, cases, diagnoses=diagnoses)
+    ],
+)
 
 
 # ---------------------------------------------------------------------- Hoeffding lower bound
 
 
-def check_hoeffding_bound(fn: Callable, *, seed: int = 0) -> None:
+def _hoeffding_cases(g) -> list[Case]:
     """fn(scores (..., n)) -> (...) = log n − (max s − min s)² / 8, the lower bound on
     H(softmax(s)).
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+    gap = 1 + 4 * float(torch.rand((), generator=g))
+    return [
         Case("5 scores", (randn(g, 5),)),
         Case("a (3, 4) batch of scores", (randn(g, 3, 4, scale=2.0),)),
         Case("a (2, 3, 6) tensor of scores", (randn(g, 2, 3, 6),)),
         Case("float64 scores", (randn(g, 2, 9, dtype=torch.float64),)),
-        Case("equal scores (bound = log n)", (torch.full((2, 7), 3.0),)),
-        Case("two scores 4 apart (bound = log 2 − 2)", (as_tensor([[0.0, 4.0]]),)),
+        Case("equal scores (bound = log n)", (torch.full((2, 7), gap),)),
+        Case(f"two scores {gap:.3f} apart (bound = log 2 − Δs²/8)", (as_tensor([[0.0, gap]]),)),
     ]
-    rng = lambda s: s.amax(-1) - s.amin(-1)  # noqa: E731
-    n = lambda s: s.shape[-1]  # noqa: E731
-    diagnoses = [
+
+
+def _range(s):
+    return s.amax(-1) - s.amin(-1)  # (...)
+
+
+def _n(s):
+    return s.shape[-1]
+
+
+check_hoeffding_bound = Exercise(
+    _hoeffding_ref,
+    _hoeffding_cases,
+    diagnoses=[
         (
             "used log2 n: entropies here are in nats, so log n is the natural log",
-            lambda s: math.log2(n(s)) - rng(s) ** 2 / 8,
+            lambda s: math.log2(_n(s)) - _range(s) ** 2 / 8,
         ),
         (
             "divided by 4 instead of 8 (Hoeffding: log E e^{λ(X−EX)} ≤ λ²(b − a)²/8)",
-            lambda s: math.log(n(s)) - rng(s) ** 2 / 4,
+            lambda s: math.log(_n(s)) - _range(s) ** 2 / 4,
         ),
-        ("the score range must be squared: (Δs)² / 8", lambda s: math.log(n(s)) - rng(s) / 8),
+        ("the score range must be squared: (Δs)² / 8", lambda s: math.log(_n(s)) - _range(s) / 8),
         (
             "added the term: the bound is log n MINUS (Δs)²/8",
-            lambda s: math.log(n(s)) + rng(s) ** 2 / 8,
+            lambda s: math.log(_n(s)) + _range(s) ** 2 / 8,
         ),
         (
             "Δs is the range max s − min s, not the standard deviation",
-            lambda s: math.log(n(s)) - s.std(-1) ** 2 / 8,
+            lambda s: math.log(_n(s)) - s.std(-1) ** 2 / 8,
         ),
         (
             "Δs is the range of each row (over the last dimension), not of the whole tensor",
-            lambda s: math.log(n(s)) - (s.amax() - s.amin()) ** 2 / 8,
+            lambda s: math.log(_n(s)) - (s.amax() - s.amin()) ** 2 / 8,
         ),
         (
             "n is the number of keys, the size of the last dimension",
-            lambda s: math.log(s.numel()) - rng(s) ** 2 / 8,
+            lambda s: math.log(s.numel()) - _range(s) ** 2 / 8,
         ),
-    ]
-    check_function(fn, _hoeffding_ref, cases, diagnoses=diagnoses)
+    ],
+)
 
 
 __all__ = [

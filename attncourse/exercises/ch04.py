@@ -1,5 +1,5 @@
-"""Checks for chapter 04's exercises (gradient paths), built on
-``attncourse.exercises.check_function``.
+"""Checks for chapter 04's exercises (gradient paths), each an
+``attncourse.exercises.engine.Exercise``.
 
 * ``check_rnn_jacobian``   — ∂h_T/∂h_t of a tanh RNN as the product of Eq. (5.4.2), from its states;
 * ``check_effective_span`` — span_eff(i) = max{|i − j| : A_ij > ε} (Eq. 5.4.4), from scratch;
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 
 import torch
 
@@ -38,7 +37,7 @@ from ..chapters.ch04_gradient_paths import (
 )
 from ..metrics import effective_span as _effective_span_ref
 from ..metrics import information_coverage as _coverage_ref
-from .engine import Case, Refused, check_function, generator, randn
+from .engine import Case, Exercise, randn
 
 _Tensor = torch.Tensor
 
@@ -97,7 +96,7 @@ def _product(W_hh, states, t, factor, order="newest_left", steps=None):
     return J
 
 
-def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
+def _rnn_jacobian_cases(g) -> list[Case]:
     """fn(W_hh (d, d), states (T, d), t) -> ∂h_T/∂h_t (d, d) for the tanh RNN
     h_s = tanh(W_hh h_{s-1} + ...).
 
@@ -105,8 +104,6 @@ def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
     the answer is ∂states[-1]/∂states[t] = D_T W_hh D_{T-1} W_hh ... D_{t+1} W_hh with
     D_s = diag(1 - h_s^2).
     """
-    __tracebackhide__ = True
-    g = generator(seed)
     cases = []
     for label, T, d, t, dtype, scale in (
         ("d = 4, T = 6, t = 2", 6, 4, 2, torch.float64, 0.5),
@@ -125,9 +122,18 @@ def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
             hint="∂h_T/∂h_T is the identity matrix: with no step in between, the product is empty",
         )
     )
+    return cases
 
-    D = lambda W, h, s: (1 - h[s] ** 2)[:, None] * W  # noqa: E731  D_s W
-    diagnoses = [
+
+def _D(W, h, s):
+    return (1 - h[s] ** 2)[:, None] * W  # D_s W_hh
+
+
+check_rnn_jacobian = Exercise(
+    _rnn_jacobian_ref,
+    _rnn_jacobian_cases,
+    reimplements=("autograd",),
+    diagnoses=[
         (
             "missing the tanh derivative: each step contributes diag(1 − h_s²) · W_hh, "
             "not W_hh alone",
@@ -136,7 +142,7 @@ def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
         (
             "the factors are multiplied in the wrong order: the newest step goes on the left, "
             "∂h_T/∂h_t = (D_T W_hh)(D_{T−1} W_hh)⋯(D_{t+1} W_hh)",
-            lambda W, h, t: _product(W, h, t, D, "oldest_left"),
+            lambda W, h, t: _product(W, h, t, _D, "oldest_left"),
         ),
         (
             "diag(1 − h_s²) is on the wrong side: ∂h_s/∂h_{s−1} = diag(1 − h_s²) · W_hh "
@@ -146,12 +152,12 @@ def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
         (
             "off by one: the derivative factors belong to the states after h_t, D_{t+1} … D_T "
             "(rows t+1 … T−1), not D_t … D_{T−1}",
-            lambda W, h, t: _product(W, h, t, lambda W, h, s: D(W, h, s - 1)),
+            lambda W, h, t: _product(W, h, t, lambda W, h, s: _D(W, h, s - 1)),
         ),
         (
             "one step too many: the product runs over the steps after h_t only (rows t+1 … T−1); "
             "for t = T−1 it is the identity",
-            lambda W, h, t: _product(W, h, t, D, steps=list(range(h.shape[0] - 1, t - 1, -1))),
+            lambda W, h, t: _product(W, h, t, _D, steps=list(range(h.shape[0] - 1, t - 1, -1))),
         ),
         (
             "the states are already tanh(a_s), so tanh'(a_s) = 1 − h_s²; do not apply tanh again",
@@ -161,14 +167,14 @@ def check_rnn_jacobian(fn: Callable, *, seed: int = 0) -> None:
         ),
         (
             "W_hh is transposed: ∂(W_hh h)/∂h = W_hh",
-            lambda W, h, t: _product(W, h, t, lambda W, h, s: D(W.T, h, s)),
+            lambda W, h, t: _product(W, h, t, lambda W, h, s: _D(W.T, h, s)),
         ),
         (
             "the result is transposed: entry (a, b) is ∂h_T[a]/∂h_t[b]",
             lambda W, h, t: _rnn_jacobian_ref(W, h, t).T,
         ),
-    ]
-    check_function(fn, _rnn_jacobian_ref, cases, diagnoses=diagnoses, atol=1e-5, rtol=1e-4)
+    ],
+)
 
 
 # ------------------------------------------------------------------------- 2: effective span
@@ -185,14 +191,9 @@ def _distances(w):
     return (torch.arange(T)[:, None] - torch.arange(S)[None, :]).abs()  # (T, S)
 
 
-def check_effective_span(fn: Callable, *, seed: int = 0) -> None:
+def _effective_span_cases(g) -> list[Case]:
     """fn(weights (..., T, S), eps) -> (..., T) int64: max{|i - j| : A_ij > eps}, 0 if none
-    (Eq. 5.4.4).
-
-    From scratch: the package's ``effective_span`` is refused.
-    """
-    __tracebackhide__ = True
-    g = generator(seed)
+    (Eq. 5.4.4)."""
     causal = _softmax_rows(g, 6, 6)
     causal = causal * torch.ones(6, 6).tril()
     causal = causal / causal.sum(-1, keepdim=True)
@@ -205,7 +206,7 @@ def check_effective_span(fn: Callable, *, seed: int = 0) -> None:
         [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5], [0.1, 0.25, 0.65]], dtype=torch.float64
     )
     hint = _dtype_hint(torch.int64, "integer distances")
-    cases = [
+    return [
         Case("causal softmax weights, T = S = 6, eps = 0.1", (causal, 0.1), hint=hint),
         Case("banded weights (keys up to 2 away), eps = 0.05", (banded, 0.05), hint=hint),
         Case(
@@ -231,50 +232,50 @@ def check_effective_span(fn: Callable, *, seed: int = 0) -> None:
         Case("float32 weights, eps = 0.15", (_softmax_rows(g, 5, 5).float(), 0.15), hint=hint),
     ]
 
-    def wrong_ge(w, eps):
-        d = _distances(w)
-        return torch.where(w >= eps, d, torch.zeros_like(d)).amax(dim=-1)
 
-    def wrong_argmax(w, eps):
-        d = _distances(w).expand(w.shape)
-        return d.gather(-1, w.argmax(dim=-1, keepdim=True))[..., 0]
+def _wrong_ge(w, eps):
+    d = _distances(w)
+    return torch.where(w >= eps, d, torch.zeros_like(d)).amax(dim=-1)
 
-    def wrong_signed(w, eps):
-        T, S = w.shape[-2], w.shape[-1]
-        d = torch.arange(T)[:, None] - torch.arange(S)[None, :]
-        return torch.where(w > eps, d, torch.zeros_like(d)).amax(dim=-1).clamp(min=0)
 
-    def wrong_index(w, eps):
-        j = torch.arange(w.shape[-1]).expand(w.shape)
-        return torch.where(w > eps, j, torch.zeros_like(j)).amax(dim=-1)
+def _wrong_argmax(w, eps):
+    d = _distances(w).expand(w.shape)
+    return d.gather(-1, w.argmax(dim=-1, keepdim=True))[..., 0]
 
-    diagnoses = [
-        ("weights equal to eps were counted: Eq. (5.4.4) keeps A_ij > eps (strictly)", wrong_ge),
+
+def _wrong_signed(w, eps):
+    T, S = w.shape[-2], w.shape[-1]
+    d = torch.arange(T)[:, None] - torch.arange(S)[None, :]
+    return torch.where(w > eps, d, torch.zeros_like(d)).amax(dim=-1).clamp(min=0)
+
+
+def _wrong_index(w, eps):
+    j = torch.arange(w.shape[-1]).expand(w.shape)
+    return torch.where(w > eps, j, torch.zeros_like(j)).amax(dim=-1)
+
+
+check_effective_span = Exercise(
+    _effective_span_ref,
+    _effective_span_cases,
+    diagnoses=[
+        ("weights equal to eps were counted: Eq. (5.4.4) keeps A_ij > eps (strictly)", _wrong_ge),
         (
             "returned the distance of the largest weight; "
             "the span is the farthest key whose weight exceeds eps",
-            wrong_argmax,
+            _wrong_argmax,
         ),
         (
             "keys after the query (j > i) must count too: use the absolute distance |i − j|",
-            wrong_signed,
+            _wrong_signed,
         ),
-        ("returned the key index j; the span is the distance |i − j| from the query", wrong_index),
+        ("returned the key index j; the span is the distance |i − j| from the query", _wrong_index),
         (
             "counted the keys above eps (that is the coverage |R(i)| of Eq. 14.3.8); "
             "the span is the largest |i − j|",
             lambda w, eps: _coverage_ref(w, eps),
         ),
-    ]
-    check_function(
-        fn,
-        _effective_span_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=[_effective_span_ref],
-    )
+    ],
+)
 
 
 # ------------------------------------------------------------------------- 3: path lengths
@@ -309,15 +310,12 @@ def _unreachable_hint(got, expected):
     return None
 
 
-def check_path_lengths(fn: Callable, *, seed: int = 0) -> None:
+def _path_lengths_cases(g) -> list[Case]:
     """fn(weights (n, n), eps) -> dist (n, n) float64 by breadth-first search (Eq. 5.4.5).
 
     Edge i -> j when weights[i, j] > eps (position i reads position j in one step); dist[i, i] = 0,
-    dist[i, j] = the fewest edges on a path from i to j, inf when there is none. From scratch: the
-    package's own path functions are refused.
+    dist[i, j] = the fewest edges on a path from i to j, inf when there is none.
     """
-    __tracebackhide__ = True
-    g = generator(seed)
     n = 6
     full = _softmax_rows(g, n, n, scale=1.0)
     causal = full * torch.ones(n, n, dtype=torch.float64).tril()
@@ -334,7 +332,7 @@ def check_path_lengths(fn: Callable, *, seed: int = 0) -> None:
     two_parts[3:, 3:] = 1 / 3
     peaked = _softmax_rows(g, 8, 8, scale=3.0)
     hint = _unreachable_hint
-    cases = [
+    return [
         Case("softmax weights, eps = 0: every pair is one step apart", (full, 0.0), hint=hint),
         Case("causal softmax weights, eps = 0", (causal, 0.0), hint=hint),
         Case("a recurrent chain (i reads i and i − 1), eps = 0.1", (chain, 0.1), hint=hint),
@@ -344,87 +342,64 @@ def check_path_lengths(fn: Callable, *, seed: int = 0) -> None:
         Case("float32 weights, eps = 0.1", (peaked.float(), 0.1), hint=hint),
     ]
 
-    def one_hop(w, eps):
-        d = torch.where(w > eps, 1.0, math.inf).to(torch.float64)
-        d.fill_diagonal_(0.0)
-        return d
 
-    def no_zero_diagonal(w, eps):
-        d = _path_lengths_ref(w, eps)
-        edges = (w > eps).to(torch.float64)
-        diag = torch.where(edges.diagonal() > 0, 1.0, math.inf).to(torch.float64)
-        return (
-            d - torch.diag(d.diagonal()) + torch.diag(diag) if torch.isfinite(diag).all() else None
-        )
+def _one_hop(w, eps):
+    d = torch.where(w > eps, 1.0, math.inf).to(torch.float64)
+    d.fill_diagonal_(0.0)
+    return d
 
-    diagnoses = [
+
+def _no_zero_diagonal(w, eps):
+    d = _path_lengths_ref(w, eps)
+    edges = (w > eps).to(torch.float64)
+    diag = torch.where(edges.diagonal() > 0, 1.0, math.inf).to(torch.float64)
+    return d - torch.diag(d.diagonal()) + torch.diag(diag) if torch.isfinite(diag).all() else None
+
+
+def _encoded(wrong):
+    return lambda w, eps: _encode(wrong(w, eps))
+
+
+def _encoded_path_lengths(weights, eps):
+    return _encode(_path_lengths_ref(weights, eps))
+
+
+check_path_lengths = Exercise(
+    _encoded_path_lengths,
+    _path_lengths_cases,
+    convert=_encode,
+    refuse=[_shortest_path_lengths, _path_lengths_from, _layers_to_connect],
+    outputs=("distances", "unreachable pairs (inf)"),
+    order=(1, 0),
+    diagnoses=[
         (
             "the result is transposed: weights[i, j] > eps is an edge from i to j (i reads j), "
             "and dist[i, j] counts the steps from i to j",
-            lambda w, eps: _path_lengths_ref(w, eps).T,
+            _encoded(lambda w, eps: _path_lengths_ref(w, eps).T),
         ),
         (
             "only one step was taken: paths of several steps (i → k → j) count too; "
             "repeat until nothing new is reached",
-            one_hop,
+            _encoded(_one_hop),
         ),
         (
             "counted positions on the path instead of steps: a direct edge is distance 1, "
             "the diagonal 0",
-            lambda w, eps: (
-                _path_lengths_ref(w, eps) + 1 - torch.eye(w.shape[0], dtype=torch.float64)
+            _encoded(
+                lambda w, eps: (
+                    _path_lengths_ref(w, eps) + 1 - torch.eye(w.shape[0], dtype=torch.float64)
+                )
             ),
         ),
         (
             "the diagonal must be 0 (Eq. 5.4.5: dist(i, i) = 0), even where A_ii > eps",
-            no_zero_diagonal,
+            _encoded(_no_zero_diagonal),
         ),
-    ]
-    name = getattr(fn, "__name__", "your function")
-    encoded = [
-        (message, lambda w, eps, wrong=wrong: _encode(wrong(w, eps)))
-        for message, wrong in diagnoses
-    ]
-    check_function(
-        lambda w, eps: _encode(fn(w, eps)),
-        lambda w, eps: _encode(_path_lengths_ref(w, eps)),
-        cases,
-        name=name,
-        diagnoses=encoded,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=[_shortest_path_lengths, _path_lengths_from, _layers_to_connect],
-        outputs=("distances", "unreachable pairs (inf)"),
-        order=(1, 0),
-    )
+    ],
+)
 
 
 # ------------------------------------------------------------------------- 4: clipping
-
-
-def _refused_torch_function(*args, **kwargs):
-    raise __import__("attncourse.guard", fromlist=["guard"]).BuiltinCalledError(
-        "torch.nn.utils."
-        + __import__("sys")._getframe().f_code.co_name.lstrip("_")
-        + " was called: this "
-        "exercise asks you to write the clipping yourself (global norm, scale, multiply)"
-    )
-
-
-def _refuse_torch_clipping() -> Refused:
-    """While active, torch's gradient-clipping functions raise ``BuiltinCalledError``."""
-    import torch.nn.utils.clip_grad as clip_grad
-
-    names = (
-        "clip_grad_norm_",
-        "clip_grad_norm",
-        "clip_grad_value_",
-        "get_total_norm",
-        "clip_grads_with_norm_",
-    )
-    return Refused(
-        [getattr(clip_grad, n) for n in names if hasattr(clip_grad, n)], _refused_torch_function
-    )
 
 
 def _clip_ref(grads, max_norm):
@@ -439,17 +414,15 @@ def _global_norm(grads):
     return math.sqrt(sum(float((gr.double() ** 2).sum()) for gr in grads))
 
 
-def check_clip_gradients(fn: Callable, *, seed: int = 0) -> None:
+def _clip_cases(g) -> list[Case]:
     """fn(grads (a tuple of tensors), max_norm) -> tuple of clipped gradients (Pascanu et al. 2013,
     Alg. 1).
 
     Global norm ||g|| = sqrt(sum of every entry squared, over all tensors); if ||g|| > max_norm
     every tensor is multiplied by max_norm / ||g|| (the reference uses max_norm / (||g|| + 1e-6)
-    capped at 1, as torch). From scratch: torch.nn.utils.clip_grad_norm_ and friends are refused.
+    capped at 1, as torch).
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+    return [
         Case("one (3, 4) gradient of norm ~35, max_norm = 1", ((randn(g, 3, 4, scale=10.0),), 1.0)),
         Case(
             "three gradients (a matrix, a vector, a scalar), global norm above max_norm = 2",
@@ -475,59 +448,65 @@ def check_clip_gradients(fn: Callable, *, seed: int = 0) -> None:
         ),
     ]
 
-    def per_tensor(grads, max_norm):
-        return tuple(_clip_gradients_ref((gr,), max_norm)[0][0] for gr in grads)
 
-    def by_value(grads, max_norm):
-        return tuple(gr.clamp(-max_norm, max_norm) for gr in grads)
+def _per_tensor(grads, max_norm):
+    return tuple(_clip_gradients_ref((gr,), max_norm)[0][0] for gr in grads)
 
-    def always(grads, max_norm):
-        n = _global_norm(grads)
-        return _scaled(grads, max_norm / n) if n > 0 else None
 
-    def sum_of_norms(grads, max_norm):
-        n = sum(math.sqrt(float((gr.double() ** 2).sum())) for gr in grads)
-        return _scaled(grads, min(1.0, max_norm / n)) if n > 0 and len(grads) > 1 else None
+def _by_value(grads, max_norm):
+    return tuple(gr.clamp(-max_norm, max_norm) for gr in grads)
 
-    def squared(grads, max_norm):
-        n = _global_norm(grads) ** 2
-        return _scaled(grads, min(1.0, max_norm / n)) if n > 0 else None
 
-    diagnoses = [
+def _always(grads, max_norm):
+    n = _global_norm(grads)
+    return _scaled(grads, max_norm / n) if n > 0 else None
+
+
+def _sum_of_norms(grads, max_norm):
+    n = sum(math.sqrt(float((gr.double() ** 2).sum())) for gr in grads)
+    return _scaled(grads, min(1.0, max_norm / n)) if n > 0 and len(grads) > 1 else None
+
+
+def _squared(grads, max_norm):
+    n = _global_norm(grads) ** 2
+    return _scaled(grads, min(1.0, max_norm / n)) if n > 0 else None
+
+
+def _clip_scale(grads, max_norm) -> float:
+    """The magnitude the clipped answer is computed at: the gradients' own largest entry."""
+    return max(float(gr.abs().max()) if gr.numel() else 0.0 for gr in grads)
+
+
+check_clip_gradients = Exercise(
+    _clip_ref,
+    _clip_cases,
+    reimplements=("gradient_clipping",),
+    refuse=[_clip_gradients_ref, _clip_grad_norm_package],
+    scale=_clip_scale,
+    diagnoses=[
         (
             "clipped each tensor by its own norm: "
             "Pascanu's rule uses one global norm over all gradients together",
-            per_tensor,
+            _per_tensor,
         ),
         (
             "clipped the values (clamp): that is clipping by value, which changes the gradient's "
             "direction; rescale all gradients by max_norm / ||g|| instead",
-            by_value,
+            _by_value,
         ),
         (
             "rescaled even though the norm was already small enough: "
             "multiply only when ||g|| > max_norm (scale = min(1, max_norm / ||g||))",
-            always,
+            _always,
         ),
         (
             "summed the tensors' norms; "
             "the global norm is the square root of the sum of all squared entries",
-            sum_of_norms,
+            _sum_of_norms,
         ),
-        ("used the squared norm; take the square root of the sum of squares", squared),
-    ]
-    with _refuse_torch_clipping():
-        check_function(
-            fn,
-            _clip_ref,
-            cases,
-            diagnoses=diagnoses,
-            from_scratch=True,
-            builtins=frozenset(),
-            references=[_clip_gradients_ref, _clip_grad_norm_package],
-            atol=1e-6,
-            rtol=1e-5,
-        )
+        ("used the squared norm; take the square root of the sum of squares", _squared),
+    ],
+)
 
 
 __all__ = [

@@ -12,36 +12,16 @@ other inputs.
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Callable
 
 import torch
 
 from .. import guard
 from ..blocks import Highway
-from ..norms import BatchNorm1d, LayerNorm, RMSNorm
-from .engine import Case, Refused, check_function, generator, randn
+from .engine import Case, Exercise, randn
 
 _sigmoid = torch.sigmoid
 _relu = torch.relu
 _BuiltinCalledError = guard.BuiltinCalledError
-
-_NORM_BUILTINS = frozenset(
-    {
-        "layer_norm",
-        "native_layer_norm",
-        "rms_norm",
-        "_fused_rms_norm",
-        "batch_norm",
-        "native_batch_norm",
-        "_native_batch_norm_legit",
-        "_batch_norm_impl_index",
-        "group_norm",
-        "native_group_norm",
-        "instance_norm",
-    }
-)
-_NORM_REFERENCES = (LayerNorm.forward, RMSNorm.forward, BatchNorm1d.forward)
 
 
 # ----------------------------------------------------------------------------------- LayerNorm
@@ -54,12 +34,10 @@ def _layer_norm_ref(x, gamma, beta, eps=1e-5):
     return (x - mu) / torch.sqrt(var + eps) * gamma + beta  # (..., d)
 
 
-def check_layer_norm(fn: Callable, *, seed: int = 0) -> None:
+def _layer_norm_cases(g):
     """fn(x (..., d), gamma (d,), beta (d,), eps=1e-5) -> LayerNorm over the last dim, from
     scratch.
     """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    g = generator(seed)
 
     def affine(d, dtype=torch.float32):
         return 1 + randn(g, d, dtype=dtype, scale=0.5), randn(g, d, dtype=dtype, scale=0.5)
@@ -158,15 +136,14 @@ def check_layer_norm(fn: Callable, *, seed: int = 0) -> None:
             keepdim_wrong,
         ),
     ]
-    check_function(
-        fn,
-        _layer_norm_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=_NORM_BUILTINS,
-        references=_NORM_REFERENCES,
-    )
+    return cases, diagnoses
+
+
+check_layer_norm = Exercise(
+    _layer_norm_ref,
+    _layer_norm_cases,
+    reimplements=("layer_norm", "rms_norm", "batch_norm"),
+)
 
 
 # ------------------------------------------------------------------------------------- RMSNorm
@@ -177,12 +154,10 @@ def _rms_norm_ref(x, gamma, eps=1e-6):
     return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * gamma  # (..., d)
 
 
-def check_rms_norm(fn: Callable, *, seed: int = 0) -> None:
+def _rms_norm_cases(g):
     """fn(x (..., d), gamma (d,), eps=1e-6) -> x / √(mean(x²) + ε) · γ over the last dim, from
     scratch.
     """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    g = generator(seed)
 
     def gamma(d, dtype=torch.float32):
         return 1 + randn(g, d, dtype=dtype, scale=0.5)
@@ -239,15 +214,14 @@ def check_rms_norm(fn: Callable, *, seed: int = 0) -> None:
             lambda x, gamma, eps=1e-6: _rms_norm_ref(x, 1.0, eps),
         ),
     ]
-    check_function(
-        fn,
-        _rms_norm_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=_NORM_BUILTINS,
-        references=_NORM_REFERENCES,
-    )
+    return cases, diagnoses
+
+
+check_rms_norm = Exercise(
+    _rms_norm_ref,
+    _rms_norm_cases,
+    reimplements=("layer_norm", "rms_norm", "batch_norm"),
+)
 
 
 # ------------------------------------------------------------------------- BatchNorm, training
@@ -269,12 +243,10 @@ def _batch_norm_ref(x, gamma, beta, eps=1e-5):
     return (x - mu) / torch.sqrt(var + eps) * gamma.view(shape) + beta.view(shape)
 
 
-def check_batch_norm_train(fn: Callable, *, seed: int = 0) -> None:
+def _batch_norm_train_cases(g):
     """fn(x (N, C) or (N, C, L), gamma (C,), beta (C,), eps=1e-5) -> BatchNorm output in
     training mode.
     """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    g = generator(seed)
 
     def affine(c, dtype=torch.float32):
         return 1 + randn(g, c, dtype=dtype, scale=0.5), randn(g, c, dtype=dtype, scale=0.5)
@@ -349,15 +321,14 @@ def check_batch_norm_train(fn: Callable, *, seed: int = 0) -> None:
             ),
         ),
     ]
-    check_function(
-        fn,
-        _batch_norm_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=_NORM_BUILTINS,
-        references=_NORM_REFERENCES,
-    )
+    return cases, diagnoses
+
+
+check_batch_norm_train = Exercise(
+    _batch_norm_ref,
+    _batch_norm_train_cases,
+    reimplements=("layer_norm", "rms_norm", "batch_norm"),
+)
 
 
 # ------------------------------------------------------------------------------------- highway
@@ -394,12 +365,10 @@ def _highway_cases(g, batch=True):
     ]
 
 
-def check_highway(fn: Callable, *, seed: int = 0) -> None:
+def _highway_layer_cases(g):
     """fn(x (B, d), W_H (d, d), b_H (d,), W_T (d, d), b_T (d,)) -> y (B, d), a highway layer
     (Eq. 5.3.4).
     """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    g = generator(seed)
     cases = _highway_cases(g)
     cases.append(
         Case(
@@ -445,15 +414,14 @@ def check_highway(fn: Callable, *, seed: int = 0) -> None:
             lambda x, W_H, b_H, W_T, b_T: x + _relu(x @ W_H + b_H),
         ),
     ]
-    check_function(
-        fn,
-        _highway_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=(Highway.forward, Highway.transform_gate),
-    )
+    return cases, diagnoses
+
+
+check_highway = Exercise(
+    _highway_ref,
+    _highway_layer_cases,
+    refuse=(Highway.forward, Highway.transform_gate),
+)
 
 
 # ------------------------------------------------------------------------- highway Jacobian
@@ -483,61 +451,12 @@ def _highway_jacobian_without_relu_derivative(x, W_H, b_H, W_T, b_T):
     return T[:, None] * W_H.T + torch.diag(1 - T) + ((H - x) * T * (1 - T))[:, None] * W_T.T
 
 
-_AUTODIFF = (
-    "torch.autograd.grad",
-    "torch.autograd.backward",
-    "torch.Tensor.backward",
-    "torch.autograd.functional.jacobian",
-    "torch.autograd.functional.vjp",
-    "torch.autograd.functional.jvp",
-    "torch.autograd.functional.hessian",
-    "torch.autograd.functional.vhp",
-    "torch.autograd.functional.hvp",
-    "torch.func.jacrev",
-    "torch.func.jacfwd",
-    "torch.func.vjp",
-    "torch.func.jvp",
-    "torch.func.grad",
-    "torch.func.grad_and_value",
-    "torch.func.hessian",
-)
-
-
-def _resolve(path: str):
-    obj = sys.modules["torch"]
-    for part in path.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
-def _refused_autodiff(*args, **kwargs):
-    raise __import__("attncourse.guard", fromlist=["guard"]).BuiltinCalledError(
-        __import__("sys")._getframe().f_code.co_name
-        + " was called: this exercise asks for the derivative by "
-        "hand, without automatic differentiation"
-    )
-
-
-def _refuse_autodiff() -> Refused:
-    """While active, torch's automatic differentiation functions raise ``BuiltinCalledError``
-    (so a name bound by ``from torch.func import jacrev`` is covered too)."""
-    functions = {}
-    for path in _AUTODIFF:
-        try:
-            functions[path] = _resolve(path)
-        except AttributeError:
-            continue
-    return Refused(functions, _refused_autodiff)
-
-
-def check_highway_jacobian(fn: Callable, *, seed: int = 0) -> None:
+def _highway_jacobian_cases(g):
     """fn(x (d,), W_H, b_H, W_T, b_T) -> J (d, d), J[i, j] = ∂y_i/∂x_j of a highway layer, by hand.
 
     The full Jacobian has three terms: T · ∂H/∂x + (1 − T) · I + (H − x) · ∂T/∂x; the source's
     Eq. (5.3.5) prints only the first two.
     """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    g = generator(seed)
     cases = _highway_cases(g, batch=False)
     d = 4
     cases.append(
@@ -567,28 +486,15 @@ def check_highway_jacobian(fn: Callable, *, seed: int = 0) -> None:
             lambda *a: _highway_jacobian_ref(*a) - torch.diag(1 - _sigmoid(a[0] @ a[3] + a[4])),
         ),
     ]
-    check_function(
-        _without_autodiff(fn),
-        _highway_jacobian_ref,
-        cases,
-        name=getattr(fn, "__name__", None),
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=(Highway.forward, Highway.transform_gate),
-    )
+    return cases, diagnoses
 
 
-def _without_autodiff(fn):
-    if not callable(fn):
-        return fn  # check_function explains
-
-    def wrapped(*args, **kwargs):
-        with _refuse_autodiff():
-            return fn(*args, **kwargs)
-
-    wrapped.__name__ = getattr(fn, "__name__", "your function")
-    return wrapped
+check_highway_jacobian = Exercise(
+    _highway_jacobian_ref,
+    _highway_jacobian_cases,
+    reimplements=("autograd",),
+    refuse=(Highway.forward, Highway.transform_gate),
+)
 
 
 __all__ = [

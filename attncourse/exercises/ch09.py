@@ -6,13 +6,10 @@ on random and edge inputs and names the usual mistakes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import torch
 
-from .engine import Case, check_function
-
-_LAYER_NORM_BUILTINS = frozenset({"layer_norm", "native_layer_norm"})
+from .engine import Case, Exercise
 
 
 def _g(seed: int) -> torch.Generator:
@@ -61,10 +58,8 @@ def _pre_ln_ref(x, attn, ffn, norm1, norm2):
     return x + ffn(norm2(x))  # (B, T, d)
 
 
-def check_pre_ln_block(fn: Callable, *, seed: int = 0) -> None:
+def _pre_ln_block_cases(g):
     """fn(x, attn, ffn, norm1, norm2) -> the Pre-LN block's output (Eq. 5.3.11)."""
-    __tracebackhide__ = True
-    g = _g(seed)
     cases = []
     for label, B, T, d, dtype in (
         ("x (2, 5, 8)", 2, 5, 8, torch.float32),
@@ -99,14 +94,14 @@ def check_pre_ln_block(fn: Callable, *, seed: int = 0) -> None:
             lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n2(x))),
         ),
     ]
-    check_function(
-        fn,
-        _pre_ln_ref,
-        cases,
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=_LAYER_NORM_BUILTINS,
-    )
+    return cases, diagnoses
+
+
+check_pre_ln_block = Exercise(
+    _pre_ln_ref,
+    _pre_ln_block_cases,
+    reimplements=("layer_norm",),
+)
 
 
 # ---------------------------------------------------------------------------- warm-up schedule
@@ -119,10 +114,8 @@ def _warmup_ref(steps, peak_lr, warmup_steps):
     return peak_lr * torch.clamp((t + 1) / warmup_steps, max=1.0)
 
 
-def check_warmup_schedule(fn: Callable, *, seed: int = 0) -> None:
+def _warmup_schedule_cases(g):
     """fn(steps, peak_lr, warmup_steps) -> (steps,) float64: peak · min(1, (t + 1) / warmup)."""
-    __tracebackhide__ = True
-    g = _g(seed)
     peak = float(torch.rand(1, generator=g)) * 1e-2 + 1e-4
     w = int(torch.randint(3, 12, (1,), generator=g))
     cases = [
@@ -154,7 +147,13 @@ def check_warmup_schedule(fn: Callable, *, seed: int = 0) -> None:
             ),
         ),
     ]
-    check_function(fn, _warmup_ref, cases, diagnoses=diagnoses, atol=1e-12, rtol=1e-9)
+    return cases, diagnoses
+
+
+check_warmup_schedule = Exercise(
+    _warmup_ref,
+    _warmup_schedule_cases,
+)
 
 
 # ---------------------------------------------------------------------------- update / data ratio
@@ -164,10 +163,8 @@ def _ratio_ref(before, after):
     return (after - before).std() / before.std()
 
 
-def check_update_data_ratio(fn: Callable, *, seed: int = 0) -> None:
+def _update_data_ratio_cases(g):
     """fn(before, after) -> 0-dim tensor std(after − before) / std(before)."""
-    __tracebackhide__ = True
-    g = _g(seed)
     cases = []
     for label, shape, scale, offset in (
         ("a (16, 8) weight, small update", (16, 8), 1e-3, 0.0),
@@ -199,7 +196,13 @@ def check_update_data_ratio(fn: Callable, *, seed: int = 0) -> None:
             lambda b, a: (a - b).norm() / b.norm(),
         ),
     ]
-    check_function(fn, _ratio_ref, cases, diagnoses=diagnoses)
+    return cases, diagnoses
+
+
+check_update_data_ratio = Exercise(
+    _ratio_ref,
+    _update_data_ratio_cases,
+)
 
 
 # ---------------------------------------------------------------------------- DeepNorm constants
@@ -209,12 +212,10 @@ def _deepnorm_ref(num_layers):
     return torch.tensor([(2 * num_layers) ** 0.25, (8 * num_layers) ** -0.25], dtype=torch.float64)
 
 
-def check_deepnorm_constants(fn: Callable, *, seed: int = 0) -> None:
+def _deepnorm_constants_cases(g):
     """fn(N) -> tensor([α, β]) float64 for an N-layer encoder-only DeepNorm model
     (Wang et al. 2022).
     """
-    __tracebackhide__ = True
-    g = _g(seed)
     ns = [1, 6, 12] + [int(torch.randint(2, 1000, (1,), generator=g)) for _ in range(2)]
     cases = [Case(f"N = {n}", (n,)) for n in ns]
     diagnoses = [
@@ -235,4 +236,10 @@ def check_deepnorm_constants(fn: Callable, *, seed: int = 0) -> None:
             lambda n: torch.tensor([(2 * n) ** 0.5, (8 * n) ** -0.5], dtype=torch.float64),
         ),
     ]
-    check_function(fn, _deepnorm_ref, cases, diagnoses=diagnoses, atol=1e-12, rtol=1e-9)
+    return cases, diagnoses
+
+
+check_deepnorm_constants = Exercise(
+    _deepnorm_ref,
+    _deepnorm_constants_cases,
+)

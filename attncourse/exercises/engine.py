@@ -1,71 +1,59 @@
-"""The check engine behind every exercise: immediate, specific feedback.
+"""The check engine behind every exercise: immediate, specific feedback, and a grade it predicts.
 
-Each ``check_*`` runs the learner's function on random and edge inputs, compares it with the
-course's from-scratch reference, and raises ``AssertionError`` on the first failure with a message
-that names the mistake ("missing 1/√d_k", "mask inverted: True means may attend", ...). Common
-mistakes are recognised by computing them on purpose (softmax over the wrong axis, no scaling,
-an inverted mask, ...) and seeing whether the learner's output equals one of them. On success a
-check prints one line, ``✓ name: all N checks passed``, and returns ``None``.
+An exercise is declared once, as an ``Exercise``: the course's reference answer, the inputs to try
+(``cases(generator)``: random and edge inputs drawn from a private ``torch.Generator``, so a check
+never moves the notebook's random stream and another seed gives fresh numbers of the same kinds),
+the common mistakes it recognises (``diagnoses``: wrong answers computed on purpose; when the
+learner's output equals one, the message names the mistake: "missing 1/√d_k", "mask inverted"),
+and, for a from-scratch exercise, the concepts it re-implements (``reimplements``, names of
+``attncourse.guard.CONCEPTS``). Calling it checks a learner's function::
 
-A from-scratch exercise runs the learner's function inside ``attncourse.guard.forbidden_builtins``
-(and a torch-function mode that also sees built-ins bound to other names, such as
-``from torch import softmax``); calling the built-in, or the course's own implementation of the
-same mechanism, fails the check.
+    check_softmax = Exercise(softmax, softmax_cases, diagnoses=[...], reimplements=("softmax",))
+    check_softmax(my_softmax)            # ✓ my_softmax: all 10 checks passed, or AssertionError
+    check_softmax(my_softmax, seed=11)   # the hidden tests: the same kinds of input, other numbers
 
-``check_function`` is the generic engine the specific checks are written with; later chapters
-use it for their own exercises::
+A check refuses a from-scratch answer that calls what it re-implements before anything else: it
+reads the answer's source (``attncourse.exercises.scan``) and runs it under
+``attncourse.guard.refusing``, so neither ``torch.softmax`` under another name nor the course's own
+``softmax`` (nor anything built on it) passes. Then it compares, case by case, with one tolerance
+rule: a few units of the output dtype's precision at the inputs' magnitude (``tolerance``), so every
+correct formulation passes and "✓ passed" predicts the hidden tests. The first failure raises
+``AssertionError`` with the case, what was expected and the likely cause.
 
-    check_function(my_fn, reference_fn, [Case("a (3, 4) input", (torch.randn(3, 4),))],
-                   diagnoses=[("forgot the square root", wrong_fn)])
-
-Inputs come from a private ``torch.Generator``, so a check never moves the notebook's global
-random stream; ``seed=`` gives hidden tests fresh inputs.
+A grader that must not run the learner's code in its own process uses the same declaration:
+``inputs(seed)`` gives the cases, and ``judge(case, got)`` the verdict on an answer computed
+elsewhere. ``check_function`` checks against a reference and a list of cases without a
+declaration, for a quick check of one's own.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from .. import guard
+from . import scan as _scan
 
 # Bound once, at import: a later assignment to ``torch.allclose`` (or to the package's
 # functions) cannot change how a check compares or what it compares against.
 _Tensor = torch.Tensor
-_allclose = torch.allclose
 _isnan = torch.isnan
 _isinf = torch.isinf
 _isfinite = torch.isfinite
 _equal = torch.equal
 _no_torch_function = getattr(torch._C, "DisableTorchFunction", contextlib.nullcontext)
 _BuiltinCalledError = guard.BuiltinCalledError
-_forbidden_builtins = guard.forbidden_builtins
 
-SOFTMAX_BUILTINS = frozenset(
-    {
-        "softmax",
-        "log_softmax",
-        "_softmax",
-        "_log_softmax",
-        "special_softmax",
-        "special_log_softmax",
-        "softmin",
-        "gumbel_softmax",
-    }
-)
-ATTENTION_BUILTINS = SOFTMAX_BUILTINS | frozenset(
-    {
-        "scaled_dot_product_attention",
-        "_scaled_dot_product_attention_math",
-        "multi_head_attention_forward",
-    }
-)
+SOFTMAX_BUILTINS = ("softmax",)  # concepts, for check_function's ``builtins``
+ATTENTION_BUILTINS = ("attention",)
+PRECISION = 64  # a tolerance of this many units of the dtype's precision at the inputs' magnitude
 
 
 @dataclass
@@ -76,6 +64,8 @@ class Case:
     ``hint``: what to tell the learner when this case gives a wrong result and no diagnosis
     explains it; a string, or ``hint(got, expected) -> str | None`` to choose by what came back.
     ``on_error``: what to tell the learner when the function raises on this case.
+    ``diagnoses``: mistakes recognised on this case besides the exercise's own (set when the
+    cases' builder returns them).
     """
 
     label: str
@@ -83,15 +73,16 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     hint: str | Callable[[Any, Any], str | None] | None = None
     on_error: str | None = None
+    diagnoses: Sequence[tuple[str, Callable]] = ()
 
 
-# ------------------------------------------------------------------------------------- engine
+# ----------------------------------------------------------------------------------- values
 
 
 def _clone(value):
     if isinstance(value, _Tensor):
         return value.detach().clone()
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, tuple | list):
         return type(value)(_clone(v) for v in value)
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
@@ -101,142 +92,69 @@ def _clone(value):
 def _same_inputs(a, b) -> bool:
     if isinstance(a, _Tensor):
         return (
-            a.shape == b.shape
+            isinstance(b, _Tensor)
+            and a.shape == b.shape
             and a.dtype == b.dtype
             and bool(_equal(a, b) or (_isnan(a) & _isnan(b)).all())
         )
-    if isinstance(a, (tuple, list)):
+    if isinstance(a, tuple | list):
         return all(_same_inputs(x, y) for x, y in zip(a, b))
     return True
 
 
 def _describe(value) -> str:
     if isinstance(value, _Tensor):
-        return f"shape {tuple(value.shape)}"
-    return type(value).__name__
-
-
-class _RefuseBuiltins(TorchFunctionMode):
-    """Raise (and remember) a call to a forbidden torch function, however it was bound."""
-
-    def __init__(self, names):
-        super().__init__()
-        self.names = names
-        self.called = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self.names:
-            self.called.append(name)
-            raise _BuiltinCalledError(
-                f"{name} was called: this computes the result with PyTorch's built-in; "
-                f"write it from plain tensor operations (exp, sum, matmul, ...) instead"
-            )
-        try:
-            return func(*args, **(kwargs or {}))
-        except _BuiltinCalledError:  # a built-in refused by the guard, reached through a bound name
-            self.called.append(name)
-            raise
-
-
-def _refused_reference(*args, **kwargs):
-    raise __import__("attncourse.guard", fromlist=["guard"]).BuiltinCalledError(
-        "the course's own " + __import__("sys")._getframe().f_code.co_name + " (from attncourse) "
-        "was called: this exercise asks you to write it yourself"
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)}"
+    return (
+        f"{type(value).__name__} {value!r}"
+        if isinstance(value, int | float)
+        else (type(value).__name__)
     )
 
 
-class Refused:
-    """While active, each of ``functions`` raises through ``replacement`` (a function that raises
-    ``BuiltinCalledError`` naming itself): their code objects are swapped, so every reference to
-    them, however imported, is covered. Functions with closures are left alone. ``functions`` is a
-    list, or a dict {name the message gives: function}.
-    """
-
-    def __init__(self, functions, replacement=_refused_reference):
-        pairs = (
-            functions.items()
-            if isinstance(functions, dict)
-            else ((f.__name__, f) for f in functions)
-        )
-        unwrapped = ((name, inspect.unwrap(f)) for name, f in pairs)
-        self.functions = {
-            f: name for name, f in unwrapped if inspect.isfunction(f) and not f.__code__.co_freevars
-        }
-        self.replacement, self.saved = replacement, []
-
-    def __enter__(self):
-        for f, name in self.functions.items():
-            self.saved.append((f, f.__code__))
-            f.__code__ = self.replacement.__code__.replace(co_name=name, co_qualname=name)
-        return self
-
-    def __exit__(self, *exc):
-        for f, code in reversed(self.saved):
-            f.__code__ = code
-        self.saved.clear()
-        return False
+def describe_inputs(case: Case) -> str:
+    """The case's arguments in words: shapes and dtypes, numbers as they are."""
+    parts = [_describe(a) for a in case.args] + [
+        f"{k}={_describe(v)}" for k, v in case.kwargs.items()
+    ]
+    return ", ".join(parts)
 
 
-_EXCEPTION_HINTS = [
-    (
-        "Dimension out of range",
-        "use dim=-1 (the last dimension), so any number of leading dimensions works",
-    ),
-    (
-        "must match the size of tensor",
-        "a reduction without keepdim=True drops the dimension it reduced; "
-        "use keepdim=True so the result broadcasts back over the row",
-    ),
-    (
-        "mat1 and mat2 shapes cannot be multiplied",
-        "check which tensor is transposed: q @ k.T is (T, S)",
-    ),
-    ("expected scalar type", "mixing dtypes: keep the input's dtype (no .float() / .double())"),
-]
+def _magnitude(value) -> float:
+    """The largest |number| in a (nested) value of tensors and numbers."""
+    if isinstance(value, _Tensor):
+        if not value.is_floating_point() or value.numel() == 0:
+            return 0.0
+        finite = value.detach()[_isfinite(value.detach())]
+        return float(finite.abs().max()) if finite.numel() else 0.0
+    if isinstance(value, tuple | list):
+        return max((_magnitude(v) for v in value), default=0.0)
+    if isinstance(value, dict):
+        return max((_magnitude(v) for v in value.values()), default=0.0)
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return abs(float(value)) if math.isfinite(value) else 0.0
+    return 0.0
 
 
-def _call(fn, args, kwargs, name, label, on_error, from_scratch, builtin_names, references):
-    __tracebackhide__ = True
-    try:
-        if from_scratch:
-            mode = _RefuseBuiltins(builtin_names)
-            with _forbidden_builtins(), Refused(references), mode:
-                got = fn(*args, **kwargs)
-            if mode.called:  # the learner caught the error we raised and carried on
-                raise _BuiltinCalledError(f"{mode.called[0]} was called")
-        else:
-            got = fn(*args, **kwargs)
-    except NotImplementedError:
-        raise AssertionError(
-            f"{name} is not implemented yet: replace `raise NotImplementedError()` with your code"
-        ) from None
-    except _BuiltinCalledError as e:
-        raise AssertionError(f"{name} must be written from scratch, but {e}") from None
-    except Exception as e:  # the learner's bug, reported as a failed check
-        raised = f"{type(e).__name__}: {e}"
-        if on_error:
-            raise AssertionError(f"{name}: {on_error} ({label}; it raised {raised})") from None
-        hint = next((h for key, h in _EXCEPTION_HINTS if key in str(e)), None)
-        message = f"{name} raised {raised} ({label})"
-        raise AssertionError(message + (f"\nhint: {hint}" if hint else "")) from None
-    return got
+def tolerance(dtype: torch.dtype, scale: float, expected, precision: float = PRECISION):
+    """(atol, rtol) for comparing an answer of ``dtype`` with ``expected``: ``precision`` units of
+    the dtype's spacing at the inputs' magnitude ``scale`` (at least 1), relative to each value and
+    absolute at the output's own magnitude. A float32 answer to scores of 1000 may differ from
+    the reference by about 1000 × 1.2e-7 relative, whatever correct formula it uses."""
+    rtol = precision * torch.finfo(dtype).eps * max(1.0, scale)
+    return rtol * max(1.0, _magnitude(expected)), rtol
 
 
-def _problem(got, expected, names, order, atol, rtol) -> str | None:
-    """What is wrong with ``got`` compared with ``expected`` (None if nothing).
-
-    Compared with torch-function dispatch off: no tensor subclass or mode takes part.
-    """
-    with _no_torch_function():
-        return _compare(got, expected, names, order, atol, rtol)
+# --------------------------------------------------------------------------------- comparing
 
 
-def _compare(got, expected, names, order, atol, rtol) -> str | None:
+def _compare(got, expected, names, order, scale, precision) -> str | None:
     if got is None:
         return "returned None: did you forget `return`?"
     if isinstance(expected, tuple):
-        if not isinstance(got, (tuple, list)):
+        if not isinstance(got, tuple | list):
             return (
                 f"returned {_describe(got)}, expected a tuple ({', '.join(names)}) of "
                 f"{len(expected)} tensors"
@@ -244,12 +162,12 @@ def _compare(got, expected, names, order, atol, rtol) -> str | None:
         if len(got) != len(expected):
             return f"returned {len(got)} values, expected {len(expected)} ({', '.join(names)})"
         for i in order or range(len(expected)):
-            p = _compare(got[i], expected[i], (), (), atol, rtol)
+            p = _compare(got[i], expected[i], (), (), scale, precision)
             if p is not None:
                 return f"{names[i]}: {p}" if names else p
         return None
     if not isinstance(got, _Tensor):
-        return f"returned a {type(got).__name__}, expected a torch.Tensor"
+        return f"returned {_describe(got)}, expected a torch.Tensor"
     if type(got) is not _Tensor:
         return (
             f"returned a {type(got).__name__} (a subclass of torch.Tensor): "
@@ -260,22 +178,274 @@ def _compare(got, expected, names, order, atol, rtol) -> str | None:
     if got.dtype != expected.dtype:
         return f"returned dtype {got.dtype}, expected {expected.dtype}: keep the input's dtype"
     got = got.detach()
-    if _isnan(got).any():
+    if not expected.is_floating_point():
+        if _equal(got, expected):
+            return None
+        wrong = int((got != expected).sum())
+        return f"wrong values: {wrong} of {got.numel()} entries differ"
+    bad_nan = _isnan(got) & ~_isnan(expected)
+    if bad_nan.any():
         return "contains NaN"
-    if _isinf(got).any():
+    if (_isinf(got) & (got != expected)).any():
         return "contains inf"
-    if not _allclose(got, expected, atol=atol, rtol=rtol):
-        diff = (got - expected).abs()
-        flat, index = int(diff.argmax()), []
-        for size in reversed(diff.shape):
-            index.insert(0, flat % size)
-            flat //= size
-        index = tuple(index)
+    atol, rtol = tolerance(expected.dtype, scale, expected, precision)
+    both_nan = _isnan(got) & _isnan(expected)
+    diff = torch.where(both_nan | (got == expected), 0.0, (got - expected).abs())
+    allowed = atol + rtol * expected.abs()
+    if (diff > allowed).any():
+        excess = torch.where(diff > allowed, diff, 0.0)
+        index = tuple(int(i) for i in torch.unravel_index(excess.argmax(), diff.shape))
         return (
             f"wrong values: largest difference {float(diff.max()):.3g} at index {index} "
-            f"(got {float(got[index]):.6g}, expected {float(expected[index]):.6g})"
+            f"(got {float(got[index]):.6g}, expected {float(expected[index]):.6g}; "
+            f"allowed {float(allowed[index]):.2g})"
         )
     return None
+
+
+# ----------------------------------------------------------------------------------- calling
+
+
+_EXCEPTION_HINTS = [
+    (
+        "Dimension out of range",
+        "use dim=-1 (the last dimension), so any number of leading dimensions works",
+    ),
+    (
+        "must match the size of tensor",
+        "two shapes do not broadcast: a reduction without keepdim=True drops the dimension it "
+        "reduced (use keepdim=True), or a (C,) parameter needs reshaping to line up with its axis",
+    ),
+    ("mat1 and mat2 shapes cannot be multiplied", "check which tensor is transposed"),
+    ("expected scalar type", "mixing dtypes: keep the input's dtype (no .float() / .double())"),
+    (
+        "must be real number, not Tensor",
+        "math functions take Python numbers: use the torch version (torch.cos, torch.exp, ...)",
+    ),
+    (
+        "only one element tensors can be converted",
+        "a tensor with several entries was used as a number: use the torch version of the "
+        "function (torch.cos, torch.log, ...) instead of math's, or index the entry you meant",
+    ),
+    ("is not defined", "a name your function uses is not defined: define it or import it"),
+    ("unexpected keyword argument", "the function's parameters must be the ones the text gives"),
+    ("positional argument", "the function's parameters must be the ones the text gives"),
+]
+
+
+def _error_message(name: str, error: Exception | str, where: str, on_error: str | None) -> str:
+    """What to tell the learner whose function raised ``error`` (an exception, or its text as
+    "Type: message"): ``on_error`` if the case has one, else a hint chosen from the error."""
+    raised = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    if on_error:
+        return f"{name}: {on_error} ({where}; it raised {raised})"
+    hint = error_hint(raised)
+    return f"{name} raised {raised} ({where})" + (f"\nhint: {hint}" if hint else "")
+
+
+def error_hint(raised: str) -> str | None:
+    """A hint chosen from what an error says, or None."""
+    return next((h for key, h in _EXCEPTION_HINTS if key in raised), None)
+
+
+def _own_source(fn) -> str | None:
+    """``fn``'s source on its own: a def as written, a lambda cut out of the lines around it."""
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return None
+    source = inspect.cleandoc("\n" + source) if source[:1].isspace() else source
+    if fn.__name__ != "<lambda>":
+        return source
+    arguments = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lambdas = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == arguments
+    ]
+    return ast.unparse(lambdas[0]) if len(lambdas) == 1 else None
+
+
+def _learner_sources(fn, seen=None):
+    """(source, namespace) of ``fn`` and of the learner's own functions it calls by name."""
+    seen = set() if seen is None else seen
+    fn = inspect.unwrap(fn)
+    if not inspect.isfunction(fn) or fn in seen:
+        return
+    seen.add(fn)
+    source = _own_source(fn)
+    if source is not None:
+        yield source, fn.__globals__
+    for name in fn.__code__.co_names:
+        other = fn.__globals__.get(name)
+        if inspect.isfunction(other) and other.__module__ == fn.__module__:
+            yield from _learner_sources(other, seen)
+
+
+# ----------------------------------------------------------------------------------- Exercise
+
+
+class Exercise:
+    """A graded exercise's check, declared once (see the module docstring).
+
+    reference: the course's answer, called as ``reference(*case.args, **case.kwargs)``.
+    cases: ``cases(generator) -> list[Case]``, the inputs for one seed (or ``(cases, diagnoses)``,
+        when the diagnoses are made with the cases' own helpers).
+    diagnoses: ``(message, wrong)`` pairs; ``wrong`` computes a mistake on a case's inputs (or
+        returns None to abstain); the first whose output the answer matches names the mistake.
+    reimplements: concepts (``attncourse.guard.CONCEPTS``) the answer must compute by itself;
+        the reference and ``refuse`` (course functions) are refused too, and so is every call
+        into the course's package that the answer's source makes.
+    outputs / order: names of a tuple answer's parts and the order to compare them in.
+    convert: applied to the answer before comparing (e.g. a float into a float64 tensor).
+    scale: ``scale(*args, **kwargs) -> float``, the inputs' magnitude for the tolerance (default:
+        the largest |number| among the inputs); precision: the tolerance in units of precision.
+    """
+
+    def __init__(
+        self,
+        reference: Callable,
+        cases: Callable[[torch.Generator], list[Case]],
+        *,
+        name: str | None = None,
+        diagnoses: Sequence[tuple[str, Callable]] = (),
+        reimplements: Sequence[str] = (),
+        refuse: Sequence[Callable] = (),
+        outputs: Sequence[str] = (),
+        order: Sequence[int] = (),
+        convert: Callable | None = None,
+        scale: Callable | None = None,
+        precision: float = PRECISION,
+    ):
+        self.reference, self.cases, self.name = reference, cases, name
+        self.diagnoses, self.reimplements = list(diagnoses), tuple(reimplements)
+        for concept in self.reimplements:
+            if concept not in guard.CONCEPTS:
+                raise ValueError(f"unknown concept {concept!r}: one of {sorted(guard.CONCEPTS)}")
+        self.refuse = [f for f in [reference, *refuse] if inspect.isfunction(inspect.unwrap(f))]
+        self.outputs, self.order, self.convert = tuple(outputs), tuple(order), convert
+        self.scale, self.precision = scale, precision
+        self.__doc__ = getattr(reference, "__doc__", None)
+
+    # the inputs and the verdict (what a grader outside the learner's process uses) ----------
+    def inputs(self, seed: int = 0) -> list[Case]:
+        """The cases of one seed: the same kinds of input for every seed, other numbers."""
+        built = self.cases(torch.Generator().manual_seed(seed))
+        if isinstance(built, tuple):
+            cases, diagnoses = built
+            for case in cases:
+                case.diagnoses = [*case.diagnoses, *diagnoses]
+            return cases
+        return built
+
+    def expected(self, case: Case):
+        return self.reference(*_clone(case.args), **_clone(case.kwargs))
+
+    def judge(self, case: Case, got, expected=None) -> str | None:
+        """What is wrong with ``got`` as the answer to ``case`` (None if nothing): the mistake's
+        name when a diagnosis recognises it, else the case's hint, else the difference."""
+        verdict = self.verdict(case, got, expected)
+        return None if verdict is None else verdict[1]
+
+    def verdict(self, case: Case, got, expected=None) -> tuple[str, str] | None:
+        """None if ``got`` is right, else (kind, message): kind "diagnosis" (a named mistake),
+        "hint" (the case's hint, with the difference) or "difference" (the difference only)."""
+        expected = self.expected(case) if expected is None else expected
+        if self.convert is not None and got is not None:
+            try:
+                got = self.convert(got)
+            except Exception as error:
+                return (
+                    "difference",
+                    f"returned something that is not a number ({type(error).__name__})",
+                )
+        scale = (
+            self.scale(*case.args, **case.kwargs)
+            if self.scale
+            else max(_magnitude(case.args), _magnitude(case.kwargs))
+        )
+        with _no_torch_function():
+            problem = _compare(got, expected, self.outputs, self.order, scale, self.precision)
+            if problem is None:
+                return None
+            for message, wrong in [*self.diagnoses, *case.diagnoses]:
+                try:
+                    wrong_result = wrong(*_clone(case.args), **_clone(case.kwargs))
+                except Exception:
+                    continue
+                if (
+                    wrong_result is not None
+                    and _compare(got, wrong_result, self.outputs, self.order, scale, self.precision)
+                    is None
+                ):
+                    return "diagnosis", message
+        hint = case.hint(got, expected) if callable(case.hint) else case.hint
+        return ("hint", f"{hint} ({problem})") if hint else ("difference", problem)
+
+    # the check in the notebook -----------------------------------------------------------
+    def static_problems(self, fn) -> list[str]:
+        """What reading the answer's source (and its own helpers') finds: a call to what the
+        exercise re-implements, to the course's package, or a lookup that hides what is called."""
+        problems = []
+        for source, namespace in _learner_sources(fn):
+            problems += _scan.scan(source, self.reimplements, namespace=namespace)
+        return problems
+
+    def run(self, fn, case: Case, name: str, where: str):
+        """Call ``fn`` on a copy of the case's inputs, refusing what the exercise re-implements
+        (and its reference); returns (answer, inputs after the call) or raises
+        ``AssertionError``."""
+        __tracebackhide__ = True
+        args, kwargs = _clone(case.args), _clone(case.kwargs)
+        try:
+            with guard.refusing(self.reimplements, self.refuse) as refusal:
+                got = fn(*args, **kwargs)
+            if refusal.called:  # the learner caught the error we raised and carried on
+                raise _BuiltinCalledError(refusal.called[0])
+        except NotImplementedError:
+            raise AssertionError(
+                f"{name} is not implemented yet: replace `raise NotImplementedError()` with your "
+                "code"
+            ) from None
+        except _BuiltinCalledError as error:
+            raise AssertionError(f"{name} must be written from scratch, but {error}") from None
+        except Exception as error:  # the learner's bug, reported as a failed check
+            raise AssertionError(_error_message(name, error, where, case.on_error)) from None
+        return got, (args, kwargs)
+
+    def __call__(self, fn: Callable, *, seed: int = 0) -> None:
+        """Check ``fn`` on every case of ``seed``; raise ``AssertionError`` at the first failure,
+        print one ✓ line when all pass."""
+        __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+        if not callable(fn):
+            raise AssertionError(
+                f"this check needs your function, got {type(fn).__name__}: pass the function itself"
+            )
+        name = self.name or getattr(fn, "__name__", "your function")
+        problems = self.static_problems(fn)
+        if problems:
+            raise AssertionError(f"{name} must be written from scratch: {problems[0]}")
+        cases = self.inputs(seed)
+        for number, case in enumerate(cases, 1):
+            where = f"case {number} of {len(cases)}: {case.label}"
+            expected = self.expected(case)
+            got, (args, kwargs) = self.run(fn, case, name, where)
+            if not _same_inputs((args, kwargs), (case.args, case.kwargs)):
+                raise AssertionError(
+                    f"{name} changed its input in place ({where}), e.g. `x -= ...` or "
+                    f"`x.exp_()`: compute a new tensor instead (`x = x - ...`), the caller still "
+                    f"needs its input"
+                )
+            problem = self.judge(case, got, expected)
+            if problem is not None:
+                raise AssertionError(
+                    f"{name}: {problem}\n  ({where}; inputs: {describe_inputs(case)})"
+                )
+        print(f"✓ {name}: all {len(cases)} checks passed")
 
 
 def check_function(
@@ -286,63 +456,29 @@ def check_function(
     *,
     diagnoses: Sequence[tuple[str, Callable]] = (),
     from_scratch: bool = False,
-    builtins: frozenset = SOFTMAX_BUILTINS,
+    builtins: Sequence[str] = SOFTMAX_BUILTINS,
     references: Sequence[Callable] = (),
     outputs: Sequence[str] = (),
     order: Sequence[int] = (),
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
+    precision: float = PRECISION,
+    atol: float | None = None,  # older checks' fixed tolerances: the one rule replaces them
+    rtol: float | None = None,
 ) -> None:
-    """Check ``fn`` against ``reference`` on every case; raise ``AssertionError`` on the first
-    failure.
-
-    fn, reference: called as ``f(*case.args, **case.kwargs)`` (each gets its own copy of the
-        inputs).
-    name: the name in messages (default ``fn.__name__``).
-    diagnoses: ``(message, wrong)`` pairs; when ``fn`` fails a case and its output equals
-        ``wrong``'s output on that case (``wrong`` may return None to abstain), the message says
-        which mistake it is. The first match wins, so list specific mistakes first.
-    from_scratch: run ``fn`` inside ``forbidden_builtins()`` and refuse the torch functions named in
-        ``builtins`` and the package functions in ``references``.
-    outputs / order: names of a tuple result's elements ("output", "weights") and the order to
-        compare them in (e.g. weights before output).
-    """
-    __tracebackhide__ = True  # IPython and pytest show the message, not this frame
-    if not callable(fn):
-        raise AssertionError(
-            f"this check needs your function, got {type(fn).__name__}: pass the function itself"
-        )
-    name = name or getattr(fn, "__name__", "your function")
-    for number, case in enumerate(cases, 1):
-        where = f"case {number} of {len(cases)}: {case.label}"
-        expected = reference(*_clone(case.args), **_clone(case.kwargs))
-        args, kwargs = _clone(case.args), _clone(case.kwargs)
-        got = _call(
-            fn, args, kwargs, name, where, case.on_error, from_scratch, builtins, references
-        )
-        if not _same_inputs(args, case.args):
-            raise AssertionError(
-                f"{name} changed its input in place ({where}), e.g. `x -= ...` or `x.exp_()`: "
-                f"compute a new tensor instead (`x = x - ...`), the caller still needs its input"
-            )
-        problem = _problem(got, expected, outputs, order, atol, rtol)
-        if problem is None:
-            continue
-        for message, wrong in diagnoses:
-            try:
-                wrong_result = wrong(*_clone(case.args), **_clone(case.kwargs))
-            except Exception:
-                continue
-            if (
-                wrong_result is not None
-                and _problem(got, wrong_result, outputs, order, atol, rtol) is None
-            ):
-                raise AssertionError(f"{name}: {message} ({where})")
-        hint = case.hint(got, expected) if callable(case.hint) else case.hint
-        if hint:
-            raise AssertionError(f"{name}: {hint} ({where}; {problem})")
-        raise AssertionError(f"{name} {problem} ({where})")
-    print(f"✓ {name}: all {len(cases)} checks passed")
+    """Check ``fn`` against ``reference`` on ``cases`` (a list), as an ``Exercise`` would:
+    ``from_scratch`` refuses the concepts ``builtins`` and the course functions ``references``."""
+    __tracebackhide__ = True
+    exercise = Exercise(
+        reference,
+        lambda generator: list(cases),
+        name=name,
+        diagnoses=diagnoses,
+        reimplements=tuple(builtins) if from_scratch else (),
+        outputs=outputs,
+        order=order,
+        precision=precision,
+    )
+    exercise.refuse = list(references) if from_scratch else []  # the reference may be anyone's
+    exercise(fn)
 
 
 # ------------------------------------------------------------------------------------- inputs
@@ -362,18 +498,30 @@ def as_tensor(rows, dtype=torch.float32):
 
 
 def nonfinite(got) -> bool:
-    tensors = got if isinstance(got, (tuple, list)) else (got,)
+    tensors = got if isinstance(got, tuple | list) else (got,)
     return any(isinstance(t, _Tensor) and not bool(_isfinite(t.detach()).all()) for t in tensors)
+
+
+class Refused(guard.Refusal):
+    """While active, each of ``functions`` (plain course functions) raises when called, however
+    it was imported; a dict {name the message gives: function} is accepted too."""
+
+    def __init__(self, functions, replacement=None):  # replacement: kept for old callers
+        super().__init__({}, functions.values() if isinstance(functions, dict) else functions)
 
 
 __all__ = [
     "ATTENTION_BUILTINS",
+    "PRECISION",
     "SOFTMAX_BUILTINS",
     "Case",
+    "Exercise",
     "Refused",
     "as_tensor",
     "check_function",
+    "describe_inputs",
     "generator",
     "nonfinite",
     "randn",
+    "tolerance",
 ]

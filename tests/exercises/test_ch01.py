@@ -97,7 +97,9 @@ def test_a_correct_solution_passes_with_one_line(check, solution, count, capsys)
 def test_blank_none_and_wrong_type_fail_clearly(check):
     fails(check, blank, r"blank is not implemented yet: replace `raise NotImplementedError\(\)`")
     fails(check, returns_none, r"returned None: did you forget `return`\?")
-    fails(check, lambda *a: [1.0, 2.0], r"returned a (list|float), expected a torch.Tensor")
+    fails(
+        check, lambda *a: [1.0, 2.0], r"returned (a list of 2|float 2.0), expected a torch.Tensor"
+    )
     fails(check, None, r"this check needs your function, got NoneType")
 
 
@@ -167,7 +169,7 @@ def test_softmax_in_place_change_of_the_input_is_named():
     ],
 )
 def test_softmax_refuses_built_ins(builtin):
-    fails(check_softmax, builtin, r"must be written from scratch, but .*softm.* was called")
+    fails(check_softmax, builtin, r"must be written from scratch: line \d+ uses .*softm")
 
 
 def swallows_the_refusal(s):
@@ -185,7 +187,7 @@ def test_softmax_refuses_the_course_s_own_softmax_and_restores_it():
     fails(
         check_softmax,
         lambda s: attncourse.attention.softmax(s),
-        r"the course's own softmax \(from attncourse\) was called",
+        r"the course's own attncourse.attention.softmax",
     )
     x = torch.randn(3, 4)
     assert torch.allclose(attncourse.attention.softmax(x), torch.softmax(x, -1))
@@ -314,7 +316,7 @@ def test_masked_attention_mistakes_are_named():
     fails(
         check_masked_attention,
         lambda q, k, v, m: masked_attention(q, k, v, m)[0],
-        r"returned shape .*, expected a tuple \(output, weights\)",
+        r"returned a torch.float32 tensor of shape .*, expected a tuple \(output, weights\)",
     )
     fails(
         check_masked_attention,
@@ -354,12 +356,12 @@ def test_masked_attention_mistakes_are_named():
             lambda q, k, v, m: (
                 masked_attention(q, k, v, m)[:1] + (attncourse.attention.softmax(q @ k.mT, mask=m),)
             ),
-            "course's own softmax",
+            "course's own attncourse.attention.softmax",
         ),
     ],
 )
 def test_masked_attention_refuses_built_ins(builtin, called):
-    fails(check_masked_attention, builtin, rf"must be written from scratch, but .*{called}")
+    fails(check_masked_attention, builtin, rf"must be written from scratch: .*{called}")
 
 
 # -------------------------------------------------------------------------------- entropy
@@ -396,7 +398,7 @@ def test_entropy_mistakes_are_named():
     fails(
         check_entropy,
         lambda p: attncourse.metrics.attention_entropy(p),
-        r"the course's own attention_entropy",
+        r"the course's own attncourse.metrics.attention_entropy",
     )
 
 
@@ -412,7 +414,9 @@ def test_check_function_is_usable_for_new_exercises(capsys):
     check_function(square, square, cases, name="square")
     assert capsys.readouterr().out == "✓ square: all 2 checks passed\n"
     with pytest.raises(
-        AssertionError, match=r"square: you used \+ \(case 1 of 2: a \(3, 4\) input\)"
+        AssertionError,
+        match=r"square: you used \+\n  \(case 1 of 2: a \(3, 4\) input; inputs: a torch.float32 "
+        r"tensor of shape \(3, 4\)\)",
     ):
         check_function(
             lambda x: x + x,
@@ -444,3 +448,145 @@ def test_modules_export_the_documented_api():
         assert name in exercises.__all__ and callable(getattr(exercises, name))
     for name in ["check_function", "Case", "Refused"]:
         assert name in engine.__all__ and callable(getattr(engine, name))
+
+
+# ------------------------------------------------ correct answers in other styles, every seed
+
+HIDDEN_SEEDS = (0, 11, 12, 13, 14, 15, 2024)  # the visible seed, the notebook's hidden ones, more
+
+
+def softmax_logsumexp(s):
+    return torch.exp(s - torch.logsumexp(s, dim=-1, keepdim=True))
+
+
+def softmax_in_float64(s):
+    e = torch.exp(s.double() - s.double().amax(dim=-1, keepdim=True))
+    return (e / e.sum(dim=-1, keepdim=True)).to(s.dtype)
+
+
+def softmax_by_rows(s):
+    rows = s.reshape(-1, s.shape[-1])
+    out = torch.empty_like(rows)
+    for i, row in enumerate(rows):
+        e = torch.exp(row - row.max())
+        out[i] = e / e.sum()
+    return out.reshape(s.shape)
+
+
+def average_einsum(w, v):
+    return torch.einsum("ts,sd->td", w, v)
+
+
+def average_broadcast(w, v):
+    return (w[:, :, None] * v[None, :, :]).sum(dim=1)
+
+
+def scores_einsum(q, k):
+    return torch.einsum("td,sd->ts", q, k) / q.shape[-1] ** 0.5
+
+
+def scores_split_scale(q, k):
+    r = q.shape[-1] ** 0.25
+    return (q / r) @ (k / r).transpose(-2, -1)
+
+
+def masked_attention_finite_fill(q, k, v, mask):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(~mask, -1e9)
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True)) * mask
+    w = e / e.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+    return w @ v, w
+
+
+def masked_attention_logsumexp(q, k, v, mask):
+    scores = torch.einsum("...td,...sd->...ts", q, k) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(~mask, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+    w = torch.nan_to_num(torch.exp(scores - lse), nan=0.0)
+    return w @ v, w
+
+
+def entropy_xlogy(p):
+    return -torch.special.xlogy(p, p).sum(dim=-1)
+
+
+def entropy_nan_to_num(p):
+    return -torch.nan_to_num(p * torch.log(p)).sum(dim=-1)
+
+
+def entropy_masked(p):
+    logs = torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
+    return -(p * logs).sum(dim=-1)
+
+
+STYLES = [
+    (check_softmax, stable_softmax),
+    (check_softmax, softmax_logsumexp),
+    (check_softmax, softmax_in_float64),
+    (check_softmax, softmax_by_rows),
+    (check_weighted_average, weighted_average),
+    (check_weighted_average, average_einsum),
+    (check_weighted_average, average_broadcast),
+    (check_scaled_scores, scaled_scores),
+    (check_scaled_scores, scores_einsum),
+    (check_scaled_scores, scores_split_scale),
+    (check_masked_attention, masked_attention),
+    (check_masked_attention, masked_attention_finite_fill),
+    (check_masked_attention, masked_attention_logsumexp),
+    (check_entropy, entropy),
+    (check_entropy, entropy_xlogy),
+    (check_entropy, entropy_nan_to_num),
+    (check_entropy, entropy_masked),
+]
+
+
+@pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
+def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
+    for seed in HIDDEN_SEEDS:
+        check(answer, seed=seed)
+    assert capsys.readouterr().out.count("✓") == len(HIDDEN_SEEDS)
+
+
+def test_each_exercise_has_at_least_three_correct_styles():
+    counts = {}
+    for check, _ in STYLES:
+        counts[id(check)] = counts.get(id(check), 0) + 1
+    assert len(counts) == 5 and min(counts.values()) >= 3
+
+
+MISTAKES = [
+    (check_softmax, lambda s: torch.exp(s) / torch.exp(s).sum(-1, keepdim=True), "overflow"),
+    (
+        check_softmax,
+        lambda s: torch.exp(s - s.max()) / torch.exp(s - s.max()).sum(-1, keepdim=True),
+        "each row's own max",
+    ),
+    (check_softmax, lambda s: torch.nn.functional.softmax(s, dim=-1), "from scratch: line"),
+    (check_softmax, lambda s: attncourse.attention.softmax(s), "course's own"),
+    (check_scaled_scores, lambda q, k: q @ k.T, r"missing 1/√d_k"),
+    (check_scaled_scores, lambda q, k: q @ k.T / q.shape[-1], r"divided by d_k instead of √d_k"),
+    (check_masked_attention, lambda q, k, v, m: masked_attention(q, k, v, ~m), "mask inverted"),
+    (
+        check_masked_attention,
+        lambda q, k, v, m: masked_attention(q, k, v, m, scale=1.0),
+        r"missing 1/√d_k",
+    ),
+    (check_entropy, lambda p: -(p * torch.log(p)).sum(-1), r"log of 0 gives NaN"),
+    (check_entropy, lambda p: -(p * torch.log2(p.clamp_min(1e-30))).sum(-1), "used log2"),
+    (check_entropy, lambda p: attncourse.metrics.attention_entropy(p), "course's own"),
+]
+
+
+@pytest.mark.parametrize("check, answer, message", MISTAKES)
+def test_common_mistakes_fail_with_their_name_on_every_seed(check, answer, message):
+    for seed in HIDDEN_SEEDS[:3]:
+        with pytest.raises(AssertionError, match=message):
+            check(answer, seed=seed)
+
+
+def test_a_batched_case_answered_with_k_T_is_told_to_transpose_the_last_two_dimensions():
+    def unbatched(q, k, v, mask):
+        w = stable_softmax((q @ k.T / math.sqrt(q.shape[-1])).masked_fill(~mask, -1e9))
+        return w @ v, w
+
+    fails(check_masked_attention, unbatched, r"transpose only the last two dimensions")

@@ -108,7 +108,7 @@ def test_softmax_temperature_mistakes_are_named():
     fails(
         check_softmax_temperature,
         lambda s, T: attncourse.attention.softmax(s, temperature=T),
-        "from scratch.*course's own softmax",
+        "from scratch.*course's own attncourse.attention.softmax",
     )
 
 
@@ -122,7 +122,7 @@ def test_entropy_temperature_mistakes_are_named():
     fails(
         check_entropy_temperature,
         lambda s, T: attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, T),
-        "from scratch.*course's own entropy_of_scores",
+        "from scratch.*course's own .*entropy_of_scores",
     )
 
 
@@ -184,3 +184,132 @@ def test_module_exports_the_documented_checks():
         "check_softmax_temperature",
     ]
     assert all(callable(getattr(ex3, name)) for name in ex3.__all__)
+
+
+# ------------------------------------------------ correct answers in other styles, every seed
+
+HIDDEN_SEEDS = (0, 31, 32, 33, 34, 35, 2024)  # the visible seed, the notebook's hidden ones, more
+
+
+def softmax_t_logsumexp(s, T):
+    z = s / T
+    return torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
+
+
+def softmax_t_float64(s, T):
+    z = s.double() / T
+    e = torch.exp(z - z.amax(dim=-1, keepdim=True))
+    return (e / e.sum(dim=-1, keepdim=True)).to(s.dtype)
+
+
+def entropy_t_log_softmax(s, T):
+    z = s / T
+    log_a = z - torch.logsumexp(z, dim=-1, keepdim=True)
+    return -(log_a.exp() * log_a).sum(-1)
+
+
+def entropy_t_xlogy(s, T):
+    a = softmax_t_logsumexp(s, T)
+    return -torch.special.xlogy(a, a).sum(-1)
+
+
+def jacobian_loops(a):
+    n = a.shape[-1]
+    rows = [[a[..., i] * (float(i == j) - a[..., j]) for j in range(n)] for i in range(n)]
+    return torch.stack([torch.stack(row, -1) for row in rows], -2)
+
+
+def jacobian_einsum(a):
+    return torch.diag_embed(a) - torch.einsum("...i,...j->...ij", a, a)
+
+
+def cosine_half_angle(t, N, t0, tmin):  # (1 + cos x) / 2 = cos²(x / 2)
+    return tmin + (t0 - tmin) * torch.cos(math.pi * t / (2 * N)) ** 2
+
+
+def cosine_float64(t, N, t0, tmin):
+    x = t.double() * math.pi / N
+    return (tmin + 0.5 * (t0 - tmin) * (1 + torch.cos(x))).to(t.dtype)
+
+
+def hoeffding_sorted(s):
+    ordered = s.sort(dim=-1).values
+    return math.log(s.shape[-1]) - (ordered[..., -1] - ordered[..., 0]).pow(2) / 8
+
+
+def hoeffding_aminmax(s):
+    low, high = torch.aminmax(s, dim=-1)
+    return torch.log(torch.tensor(float(s.shape[-1]), dtype=s.dtype)) - (high - low) ** 2 / 8
+
+
+STYLES = [
+    (check_softmax_temperature, softmax_t),
+    (check_softmax_temperature, softmax_t_logsumexp),
+    (check_softmax_temperature, softmax_t_float64),
+    (check_entropy_temperature, entropy_t),
+    (check_entropy_temperature, entropy_t_logsumexp),
+    (check_entropy_temperature, entropy_t_log_softmax),
+    (check_entropy_temperature, entropy_t_xlogy),
+    (check_softmax_jacobian, jacobian),
+    (check_softmax_jacobian, jacobian_loops),
+    (check_softmax_jacobian, jacobian_einsum),
+    (check_cosine_temperature, cosine),
+    (check_cosine_temperature, cosine_half_angle),
+    (check_cosine_temperature, cosine_float64),
+    (check_hoeffding_bound, hoeffding),
+    (check_hoeffding_bound, hoeffding_sorted),
+    (check_hoeffding_bound, hoeffding_aminmax),
+]
+
+
+@pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
+def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
+    for seed in HIDDEN_SEEDS:
+        check(answer, seed=seed)
+    assert capsys.readouterr().out.count("✓") == len(HIDDEN_SEEDS)
+
+
+def test_each_exercise_has_at_least_three_correct_styles():
+    counts = {}
+    for check, _ in STYLES:
+        counts[id(check)] = counts.get(id(check), 0) + 1
+    assert len(counts) == 5 and min(counts.values()) >= 3
+
+
+chapter = attncourse.chapters.ch03_entropy_and_temperature
+MISTAKES = [
+    (check_softmax_temperature, lambda s, T: softmax_t(s * T, 1.0), "multiplied the scores by T"),
+    (check_softmax_temperature, lambda s, T: softmax_t(s, 1.0), "the temperature is ignored"),
+    (check_entropy_temperature, lambda s, T: chapter.entropy_of_scores(s, T), "course's own"),
+    (check_softmax_jacobian, lambda a: torch.diag_embed(a), "missing −α αᵀ"),
+    (
+        check_softmax_jacobian,
+        lambda a: torch.autograd.functional.jacobian(lambda s: softmax_t(s, 1.0), a.log()),
+        "from scratch",
+    ),
+    (check_cosine_temperature, lambda t, N, a, b: cosine(t, N, b, a), "swapped"),
+    (
+        check_cosine_temperature,
+        lambda t, N, a, b: chapter.cosine_temperature(t, N, a, b).to(t.dtype),
+        "course's own",
+    ),
+    (check_cosine_temperature, lambda t, N, a, b: math.cos(t), "use the torch version"),
+    (check_hoeffding_bound, lambda s: chapter.hoeffding_entropy_bound(s), "course's own"),
+    (
+        check_hoeffding_bound,
+        lambda s: math.log(s.numel()) - (s.amax(-1) - s.amin(-1)) ** 2 / 8,
+        "n is the number of keys",
+    ),
+    (
+        check_hoeffding_bound,
+        lambda s: math.log(s.shape[-1]) - (s.amax() - s.amin()) ** 2 / 8,
+        "range of each row",
+    ),
+]
+
+
+@pytest.mark.parametrize("check, answer, message", MISTAKES)
+def test_common_mistakes_fail_with_their_name_on_every_seed(check, answer, message):
+    for seed in HIDDEN_SEEDS[:3]:
+        with pytest.raises(AssertionError, match=message):
+            check(answer, seed=seed)

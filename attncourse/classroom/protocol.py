@@ -1,0 +1,186 @@
+"""The messages between the grader and the process that runs a submission: plain data only.
+
+A message is a JSON header and, for the values it carries, NumPy arrays in ``.npz`` form, both
+length-prefixed; arrays are read back with ``allow_pickle=False``, so nothing the submission sends
+can make the grader run code. Values are tensors, Python numbers, strings, None, and tuples or
+lists of them (``encode`` / ``decode``); anything else travels as a placeholder that names its
+type. Every read is bounded (``MAX_MESSAGE``) and names what was wrong with a malformed message.
+
+Only the grader's own inputs may be richer: ``encode(..., pickle=True)`` sends anything else
+(a sublayer, a module) pickled, for the sandbox to rebuild; the grader's ``decode`` refuses
+pickled values, so the direction that matters stays plain data.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle as _pickle
+import struct
+import zipfile
+
+import numpy as np
+import torch
+
+MAX_MESSAGE = 256 << 20  # bytes: an answer larger than this is refused
+_LENGTH = struct.Struct(">Q")
+
+
+class ProtocolError(Exception):
+    """A message that is not what the protocol allows (too large, malformed, cut short)."""
+
+
+class Placeholder:
+    """What a value of an unsupported type becomes on the other side: it only names the type."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<a {self.type_name}>"
+
+
+# ----------------------------------------------------------------------------------- values
+
+_DTYPES = {
+    torch.float64: "float64",
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.int64: "int64",
+    torch.int32: "int32",
+    torch.int16: "int16",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+_TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
+_TORCH_DTYPES["bfloat16"] = torch.bfloat16  # sent as float32, restored exactly
+
+
+def encode(value, arrays: dict[str, np.ndarray], pickle: bool = False):
+    """A JSON-able description of ``value``; its tensors go into ``arrays``. ``pickle``: values
+    of other types are pickled (the grader's inputs only)."""
+    if isinstance(value, torch.Tensor):
+        tensor = torch.Tensor.as_subclass(value.detach(), torch.Tensor).cpu()
+        name = "bfloat16" if tensor.dtype == torch.bfloat16 else _DTYPES.get(tensor.dtype)
+        if name is None:
+            return {"type": "other", "name": f"tensor of dtype {tensor.dtype}"}
+        key = f"a{len(arrays)}"
+        arrays[key] = (tensor.float() if name == "bfloat16" else tensor).numpy()
+        return {"type": "tensor", "key": key, "dtype": name}
+    if value is None or isinstance(value, bool | str):
+        return {"type": "plain", "value": value}
+    if isinstance(value, int):
+        return (
+            {"type": "plain", "value": value}
+            if abs(value) < 2**63
+            else {"type": "other", "name": "int"}
+        )
+    if isinstance(value, float):
+        return {"type": "float", "value": repr(value)}  # keeps nan and inf
+    if isinstance(value, tuple | list):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"type": kind, "items": [encode(v, arrays, pickle) for v in value]}
+    if pickle:
+        key = f"a{len(arrays)}"
+        arrays[key] = np.frombuffer(_pickle.dumps(value), dtype=np.uint8)
+        return {"type": "pickled", "key": key}
+    return {"type": "other", "name": type(value).__name__}
+
+
+def decode(description, arrays: dict[str, np.ndarray], depth: int = 0, pickled: bool = False):
+    """The value ``encode`` described; a malformed description raises ``ProtocolError``.
+    ``pickled``: accept pickled values (the sandbox reading the grader's inputs only)."""
+    if depth > 32 or not isinstance(description, dict):
+        raise ProtocolError("a value nested too deep, or not described")
+    kind = description.get("type")
+    if kind == "tensor":
+        key, dtype = description.get("key"), _TORCH_DTYPES.get(description.get("dtype"))
+        if key not in arrays or dtype is None:
+            raise ProtocolError("a tensor whose data is missing")
+        return torch.from_numpy(np.array(arrays[key])).to(dtype)
+    if kind == "plain":
+        value = description.get("value")
+        if value is not None and not isinstance(value, bool | int | str):
+            raise ProtocolError("a plain value of another type")
+        return value
+    if kind == "float":
+        try:
+            return float(description.get("value"))
+        except (TypeError, ValueError):
+            raise ProtocolError("a float that is not a number") from None
+    if kind in ("tuple", "list"):
+        items = description.get("items")
+        if not isinstance(items, list):
+            raise ProtocolError("a sequence without items")
+        decoded = [decode(item, arrays, depth + 1, pickled) for item in items]
+        return tuple(decoded) if kind == "tuple" else decoded
+    if kind == "other":
+        return Placeholder(str(description.get("name", "value"))[:80])
+    if kind == "pickled" and pickled and description.get("key") in arrays:
+        return _pickle.loads(arrays[description["key"]].tobytes())
+    raise ProtocolError(f"an unknown kind of value {str(kind)[:40]!r}")
+
+
+# --------------------------------------------------------------------------------- messages
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def send(fd: int, header: dict, arrays: dict[str, np.ndarray] | None = None) -> None:
+    """Write one message: the header as JSON, then the arrays as ``.npz`` (possibly empty)."""
+    body = json.dumps(header).encode()
+    buffer = io.BytesIO()
+    if arrays:
+        np.savez(buffer, **arrays)
+    payload = buffer.getvalue()
+    if len(body) + len(payload) > MAX_MESSAGE:
+        raise ProtocolError(f"a message of {len(body) + len(payload)} bytes is too large")
+    _write_all(fd, _LENGTH.pack(len(body)) + body + _LENGTH.pack(len(payload)) + payload)
+
+
+def receive(fd: int, limit: int = MAX_MESSAGE) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read one message; ``EOFError`` if the other side is gone, ``ProtocolError`` if malformed."""
+    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size))
+    if size > limit:
+        raise ProtocolError(f"a header of {size} bytes is too large")
+    try:
+        header = json.loads(_read_exactly(fd, size))
+    except (UnicodeDecodeError, ValueError):
+        raise ProtocolError("a header that is not JSON") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("a header that is not an object")
+    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size))
+    if size > limit:
+        raise ProtocolError(f"a value of {size} bytes is too large")
+    payload = _read_exactly(fd, size)
+    arrays = {}
+    if payload:
+        try:
+            with zipfile.ZipFile(io.BytesIO(payload)) as archive:  # no zip bomb: sizes first
+                if sum(info.file_size for info in archive.infolist()) > limit:
+                    raise ProtocolError("arrays too large once unpacked")
+            with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+                arrays = {key: npz[key] for key in npz.files}
+        except ProtocolError:
+            raise
+        except Exception as error:  # a malformed archive is the sender's fault, never a crash
+            raise ProtocolError(f"arrays that do not load ({type(error).__name__})") from None
+    return header, arrays

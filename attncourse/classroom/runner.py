@@ -1,0 +1,161 @@
+"""The process that runs one submission's answer cells for the grader, inside the sandbox.
+
+    python -I -m attncourse.classroom.runner REQUESTS_FD ANSWERS_FD [--uid UID]
+
+It reads requests from the grader and writes answers back (``attncourse.classroom.protocol``):
+
+* ``{"op": "run", "source": ...}``: run a cell's code (IPython's ``%magics`` translated, and
+  ignored) in the submission's namespace; answer ``{"ok": true}`` or the error's type and message;
+* ``{"op": "call", "function": name, "concepts": [...]}`` with the arguments as arrays: call the
+  learner's function (under ``attncourse.guard.refusing`` for the exercise's concepts, a second
+  line behind the grader's reading of the source) and answer with what it returned.
+
+Nothing here decides a grade: the grader compares the answers in its own process. Started as root
+(inside the sandbox's namespaces), it first becomes ``UID``, so the process limits apply to it; its
+standard streams go to /dev/null, so printing costs the grader nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _drop_privileges(uid: int) -> None:
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+
+def _silence() -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+
+
+def _error(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:500]
+
+
+def _same(a, b) -> bool:
+    """Are the inputs as they were sent (NaN equal to NaN)?"""
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        return (
+            isinstance(b, torch.Tensor)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(torch.equal(a, b) or (torch.isnan(a) & torch.isnan(b)).all())
+        )
+    if isinstance(a, tuple | list):
+        return isinstance(b, tuple | list) and len(a) == len(b) and all(map(_same, a, b))
+    return True
+
+
+class _Answer:
+    """Send the answer to one request, tagged with its id; a forked child sends nothing."""
+
+    def __init__(self, fd: int, request_id, me: int):
+        self.fd, self.request_id, self.me = fd, request_id, me
+
+    def __call__(self, header: dict, arrays=None) -> None:
+        from attncourse.classroom import protocol
+
+        if os.getpid() != self.me:
+            os._exit(0)
+        protocol.send(self.fd, {**header, "id": self.request_id}, arrays)
+
+
+class _Shell:
+    """``get_ipython()`` for translated magics: ``%timeit f(x)`` and the like do nothing."""
+
+    def run_line_magic(self, *args, **kwargs):
+        return None
+
+    def run_cell_magic(self, *args, **kwargs):
+        return None
+
+    def system(self, *args, **kwargs):
+        return None
+
+    getoutput = system
+
+
+def _python(source: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def serve(requests: int, answers: int) -> None:
+    import torch
+
+    from attncourse import guard
+    from attncourse.classroom import protocol
+
+    torch.set_num_threads(1)
+    namespace = {"__name__": "__main__", "get_ipython": _Shell}
+    me = os.getpid()
+    while True:
+        if os.getpid() != me:  # a child the submission forked came back here: it must not serve
+            os._exit(0)
+        try:
+            header, arrays = protocol.receive(requests)
+        except EOFError:
+            return
+        answer = _Answer(answers, header.get("id"), me)
+        if header.get("op") == "run":
+            try:
+                code = compile(_python(str(header.get("source", ""))), "<cell>", "exec")
+                exec(code, namespace)
+                answer({"ok": True})
+            except BaseException as error:  # the learner's code may raise anything, even exit
+                answer({"ok": False, "error": _error(error)})
+        elif header.get("op") == "call":
+            fn = namespace.get(str(header.get("function")))
+            if not callable(fn):
+                answer({"ok": False, "error": "not defined", "missing": True})
+                continue
+            try:
+                args = protocol.decode(header["args"], arrays, pickled=True)
+                kwargs = dict(protocol.decode(header["kwargs"], arrays, pickled=True))
+                before = protocol.decode(header["args"], arrays, pickled=True)  # untouched
+                with guard.refusing(header.get("concepts", ())) as refusal:
+                    value = fn(*args, **kwargs)
+                if refusal.called:
+                    raise guard.BuiltinCalledError(refusal.called[0])
+                out = {}
+                described = protocol.encode(value, out)
+                mutated = not _same(before, args)
+                answer({"ok": True, "value": described, "mutated": mutated}, out)
+            except BaseException as error:
+                answer(
+                    {
+                        "ok": False,
+                        "error": _error(error),
+                        "refused": isinstance(error, guard.BuiltinCalledError),
+                        "not_implemented": isinstance(error, NotImplementedError),
+                    },
+                )
+        else:
+            answer({"ok": False, "error": "unknown request"})
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("requests", type=int)
+    parser.add_argument("answers", type=int)
+    parser.add_argument("--uid", type=int, default=None)
+    args = parser.parse_args(argv)
+    if args.uid is not None:
+        _drop_privileges(args.uid)
+    _silence()
+    serve(args.requests, args.answers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""`attncourse grade` and `attncourse progress` on every chapter: full marks for the instructor's
+answers, zero for a fresh release, the results as a table, JSON and HTML, and one bad notebook
+never stopping the class.
+
+Grading runs each submission in a bubblewrap sandbox; without one these tests skip, except in CI
+(CI=true), where they must run.
+"""
+
+import csv
+import json
+import os
+import shutil
+
+import pytest
+
+from attncourse.classroom import sandbox
+from attncourse.classroom.grade import grade, student_of
+from conftest import ALL, CHAPTERS, FIXTURE, FIXTURES, cli, has_graded_cells, read
+
+GRADED = [p for p in ALL if has_graded_cells(p)]
+
+
+def _sandbox_or_skip():
+    try:
+        sandbox.check_sandbox()
+    except sandbox.SandboxUnavailable as error:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"CI must grade in a sandbox: {error}") from None
+        pytest.skip(f"no bubblewrap sandbox here ({error}); install the package bubblewrap")
+
+
+@pytest.fixture(scope="module")
+def class_results(released, tmp_path_factory):
+    """Every graded notebook twice: the instructor's copy (alice) and a fresh release (bob)."""
+    _sandbox_or_skip()
+    root = tmp_path_factory.mktemp("class")
+    paths = []
+    for notebook in GRADED:
+        for student, source in (("alice", notebook), ("bob", released[notebook.name])):
+            folder = root / student / notebook.stem  # nbgrader's submitted/<student>/<assignment>/
+            folder.mkdir(parents=True)
+            shutil.copyfile(source, folder / notebook.name)
+            paths.append(folder / notebook.name)
+    by_source = {notebook.name: notebook.parent for notebook in GRADED}
+    results = []
+    for source in sorted(set(by_source.values())):
+        group = [p for p in paths if by_source[p.name] == source]
+        results += grade(group, source=source, jobs=2, timeout=120, echo=lambda _: None)
+    return root, results
+
+
+@pytest.mark.parametrize("notebook", GRADED, ids=lambda p: p.stem)
+def test_the_instructor_copy_earns_full_marks_and_a_fresh_release_zero(notebook, class_results):
+    _, results = class_results
+    mine = {r.student: r for r in results if r.notebook == notebook.name}
+    alice, bob = mine["alice"], mine["bob"]
+    assert alice.points == alice.max_points > 0, [(e.grade_id, e.note) for e in alice.exercises]
+    assert bob.points == 0 and all("not implemented" in e.note for e in bob.exercises), [
+        (e.grade_id, e.note) for e in bob.exercises
+    ]
+    instructor = read(notebook)
+    points = sum(
+        c.metadata.nbgrader.get("points", 0)
+        for c in instructor.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    )
+    assert alice.max_points == points
+
+
+def test_every_chapter_with_exercises_is_graded():
+    assert {p.name for p in CHAPTERS if has_graded_cells(p)} <= {p.name for p in GRADED}
+    assert FIXTURE in GRADED
+
+
+def test_the_student_is_named_by_the_submission_s_folder(tmp_path):
+    assert student_of(tmp_path / "submitted" / "ada" / "01_x" / "01_x.ipynb") == "ada"
+    assert student_of(tmp_path / "ada" / "01_x.ipynb") == "ada"
+
+
+def test_csv_json_and_feedback_reports(released, tmp_path):
+    _sandbox_or_skip()
+    for student, source in (("ann", FIXTURE), ("ben", released[FIXTURE.name])):
+        (tmp_path / student).mkdir()
+        shutil.copyfile(source, tmp_path / student / FIXTURE.name)
+    table, report, folder = tmp_path / "grades.csv", tmp_path / "grades.json", tmp_path / "fb"
+    status, out, err = cli(
+        "grade", tmp_path / "ann" / FIXTURE.name, tmp_path / "ben" / FIXTURE.name,
+        "--source", FIXTURES, "-j", "2", "--csv", table, "--json", report, "--feedback", folder,
+    )  # fmt: skip
+    assert status == 0, err
+    rows = list(csv.reader(table.open()))
+    assert rows[0] == ["student", "test_stable_softmax", "test_weighted_average", "total"]
+    assert sorted(rows[1:]) == [["ann", "2", "1", "3"], ["ben", "0", "0", "0"]]
+    data = json.loads(report.read_text())["submissions"]
+    assert {d["student"]: d["points"] for d in data} == {"ann": 3.0, "ben": 0.0}
+    ben = (folder / "ben" / f"{FIXTURE.stem}.html").read_text()
+    assert "0 / 3 points" in ben and "stable_softmax is not implemented yet" in ben
+    ann = (folder / "ann" / f"{FIXTURE.stem}.html").read_text()
+    assert "3 / 3 points" in ann and "✓ all checks passed" in ann
+    assert "ann" in out and "3 / 3 points" in out
+
+
+def test_progress_shows_which_exercises_of_a_workspace_pass(released, tmp_path):
+    workspace = tmp_path / "workspace"
+    status, _, err = cli("start", "--workspace", workspace, "--source", FIXTURES, "--dry-run")
+    assert status == 0, err
+    nb = read(workspace / FIXTURE.name)
+    answer = read(FIXTURE).cells[6].source  # the instructor's weighted_average
+    nb.cells[6].source = answer
+    (workspace / FIXTURE.name).write_text(json.dumps(nb))
+    status, out, err = cli("progress", "--workspace", workspace, "--source", FIXTURES)
+    assert status == 0, err
+    assert "1 of 2 exercises pass, 1 / 3 points" in out
+    assert "✗ test_stable_softmax: stable_softmax is not implemented yet" in out
+    assert "✓ test_weighted_average" in out
+    status, _, err = cli("progress", "--workspace", tmp_path / "none", "--source", FIXTURES)
+    assert status == 2 and "attncourse start" in err
+
+
+def test_grading_without_bubblewrap_says_which_package_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    shutil.copyfile(FIXTURE, tmp_path / FIXTURE.name)
+    status, _, err = cli("grade", tmp_path / FIXTURE.name, "--source", FIXTURES)
+    assert status == 2 and "bubblewrap" in err and "--no-sandbox" in err
