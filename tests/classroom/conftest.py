@@ -1,43 +1,10 @@
-"""What the classroom tests share: the command run in-process, notebook helpers, the releases."""
+"""Fixtures of the classroom tests: the releases of every chapter and of the fixture notebook."""
 
-import contextlib
-import io
-from pathlib import Path
-
-import nbformat
 import pytest
+from classroom_helpers import CHAPTERS, FIXTURE, FIXTURES, cli
 
-from attncourse.classroom.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ROOT / "notebooks"
-FIXTURES = ROOT / "tests" / "classroom" / "fixtures" / "notebooks"
-FIXTURE = FIXTURES / "99_pipeline_fixture.ipynb"
-CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-ALL = CHAPTERS + [FIXTURE]
-
-
-def cli(*args):
-    """Run the attncourse command in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main([str(a) for a in args])
-        except SystemExit as e:  # argparse
-            status = e.code
-    return status, out.getvalue(), err.getvalue()
-
-
-def read(path):
-    return nbformat.read(path, as_version=4)
-
-
-def meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def has_graded_cells(path):
-    return any(meta(c).get("grade") for c in read(path).cells)
+# The fixture notebooks are inputs of the release and grading tests, not chapters: nbval skips them.
+collect_ignore = ["fixtures"]
 
 
 @pytest.fixture(scope="session")

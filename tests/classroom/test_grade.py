@@ -12,10 +12,10 @@ import os
 import shutil
 
 import pytest
+from classroom_helpers import ALL, CHAPTERS, FIXTURE, FIXTURES, cli, has_graded_cells, read
 
 from attncourse.classroom import sandbox
 from attncourse.classroom.grade import grade, student_of
-from conftest import ALL, CHAPTERS, FIXTURE, FIXTURES, cli, has_graded_cells, read
 
 GRADED = [p for p in ALL if has_graded_cells(p)]
 

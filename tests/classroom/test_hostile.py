@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 import pytest
+from classroom_helpers import FIXTURE, FIXTURES, ROOT
 
 from attncourse.classroom import marking, sandbox
 from attncourse.classroom.grade import grade
-from conftest import FIXTURE, FIXTURES, ROOT
 
 SOFTMAX = "stable_softmax"
 AVERAGE = "weighted_average"
@@ -146,8 +146,8 @@ RUNTIME_ATTACKS = {
     "writes into the package": (
         "import attncourse, pathlib\n"
         "init = pathlib.Path(attncourse.__file__)\n"
-        "try:\n    init.write_text(init.read_text() + '\\nHACKED = 1\\n')\nexcept OSError:\n    pass\n"
-        + "def stable_softmax(s):\n    return s\n"
+        "try:\n    init.write_text(init.read_text() + '\\nHACKED = 1\\n')\n"
+        "except OSError:\n    pass\n" + "def stable_softmax(s):\n    return s\n"
     ),
     "reads the instructor notebook": (
         f"import pathlib\nleak = pathlib.Path({str(FIXTURE)!r}).exists()\n"
@@ -295,7 +295,7 @@ def test_an_answer_that_does_not_compute_it_itself_earns_nothing(attack, graded)
     assert _notes(result)[f"test_{SOFTMAX}"], "a zero always says why"
 
 
-@pytest.mark.parametrize("attack", [name for name in _structure_attacks(FIXTURE)])
+@pytest.mark.parametrize("attack", list(_structure_attacks(FIXTURE)))
 def test_a_broken_structure_costs_only_its_exercise(attack, graded):
     path = next(p for p, e in graded["expect"].items() if e[0] == attack)
     _, points, note = graded["expect"][path]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from classroom_helpers import ALL, FIXTURE, FIXTURES, ROOT, cli, meta, read
 
 from attncourse.classroom.release import MANIFEST
-from conftest import ALL, FIXTURE, FIXTURES, ROOT, cli, meta, read
 
 
 def region_lines(nb, begin, end):
@@ -65,7 +65,7 @@ def test_no_solution_or_hidden_test_line_is_released(notebook, released):
     for marker in SOLUTION + HIDDEN:
         assert marker not in text
     if notebook == FIXTURE:  # the fixture has both kinds, so the check above is not empty
-        assert "extreme = torch.tensor([[1e4, 0.0, -1e4]])  # hidden-only input" in secret
+        assert "check_softmax(stable_softmax, seed=11)" in secret
         assert "return weights @ values  # (T, d)" in secret
 
 
