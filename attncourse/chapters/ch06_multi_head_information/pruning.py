@@ -1,0 +1,157 @@
+"""Head importance and pruning orders on a trained ``HeadGatedEncoder``.
+
+* ``michel_importance``: I_h = E_x |∂L(x)/∂ξ_h| at ξ = 1, normalised per layer (ℓ2), as Michel
+  et al. 2019 (§4.1–4.2); one backward pass gives every example's gradient (one gate per example);
+* ``information_scores``: App. 14.3.1's net_h = I(Z_h; Y) − Σ_{h'≠h} I(Z_h; Z_h'), with the
+  k-means plug-in estimator of ``estimators``;
+* ``marginal_information``: Alg. 14.3.1's marginal contribution I(Z_all; Y) − I(Z_−h; Y),
+  estimated with the model itself as the decoder (the cross-entropy bound I ≥ H(Y) − CE), i.e.
+  the rise of the loss when head h alone is removed;
+* ``pruning_curve``: accuracy and loss after removing the heads of an order one by one;
+* ``prune_all``: the orders of the chapter (Michel, information, marginal, random) for one model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ...losses import cross_entropy
+from ...threads import single_thread
+from .estimators import kmeans_codes, plugin_mutual_information
+from .heads import HeadGatedEncoder, evaluate
+
+
+def michel_importance(
+    model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor, normalise: bool = True
+) -> torch.Tensor:
+    """I_h = mean over examples of |∂L(x)/∂ξ_h| at ξ = 1 (Michel et al. 2019, Eq. 2): (L, H).
+
+    L(x) is an example's mean cross-entropy over its positions. Each example gets its own gates
+    (B, L, H), so one backward pass of the summed loss yields every per-example gradient.
+    ``normalise``: divide each layer's scores by their ℓ2 norm, as the paper does."""
+    B = x.shape[0]
+    dtype = model.readout.weight.dtype
+    gates = torch.ones(B, model.num_layers, model.num_heads, dtype=dtype, requires_grad=True)
+    per_example = cross_entropy(model(x, gates), y, reduction="none").mean(1)  # (B,)
+    (grad,) = torch.autograd.grad(per_example.sum(), gates)  # (B, L, H) = dL(x_b)/dxi
+    importance = grad.abs().mean(0)  # (L, H)
+    return importance / importance.norm(dim=1, keepdim=True) if normalise else importance
+
+
+@dataclass
+class InformationScores:
+    """Estimated I(Z_h; Y) (direct), I(Z_h; Z_h') (pairs) and net_h (App. 14.3.1), in bits,
+    heads numbered layer by layer (index = layer · H + head)."""
+
+    direct: torch.Tensor  # (L·H,)
+    pairs: torch.Tensor  # (L·H, L·H), zero diagonal
+    net: torch.Tensor  # (L·H,) direct − pairs.sum(1)
+
+
+@torch.no_grad()
+def information_scores(
+    model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor, num_cells: int = 16
+) -> InformationScores:
+    """App. 14.3.1 with the k-means plug-in estimator: every head's output z_h at every position,
+    quantised into ``num_cells`` cells, against the target at that position and against each
+    other head's cell at the same position."""
+    model(x)
+    outputs = [z for layer in model.head_outputs for z in layer.unbind(1)]  # each (B, T, d_h)
+    codes = [
+        kmeans_codes(z.reshape(-1, z.shape[-1]), num_cells, seed=i) for i, z in enumerate(outputs)
+    ]
+    target = y.reshape(-1)  # (B·T,)
+    direct = torch.tensor(
+        [plugin_mutual_information(c, target) for c in codes], dtype=torch.float64
+    )
+    n = len(codes)
+    pairs = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        for j in range(i + 1, n):
+            pairs[i, j] = pairs[j, i] = plugin_mutual_information(codes[i], codes[j])
+    return InformationScores(direct, pairs, direct - pairs.sum(1))
+
+
+@torch.no_grad()
+def marginal_information(model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Alg. 14.3.1's marginal[h] = I_total − I(Z_−h; Y) in bits, each I estimated by the
+    variational bound H(Y) − CE with the rest of the trained model as the decoder, so that
+    marginal[h] = (CE with head h removed − CE with every head) / ln 2: (L, H)."""
+    L, H = model.num_layers, model.num_heads
+    _, full = evaluate(model, x, y)
+    out = torch.zeros(L * H, dtype=torch.float64)
+    for flat in range(L * H):
+        mask = torch.ones(L * H)
+        mask[flat] = 0.0
+        out[flat] = (evaluate(model, x, y, mask.view(L, H))[1] - full) / math.log(2)
+    return out.view(L, H)
+
+
+@torch.no_grad()
+def pruning_curve(model: HeadGatedEncoder, order, x: torch.Tensor, y: torch.Tensor):
+    """(accuracy, loss) tensors (L·H + 1,) after removing the first k heads of ``order``
+    (flat indices layer · H + head), k = 0 .. L·H."""
+    L, H = model.num_layers, model.num_heads
+    mask = torch.ones(L * H)
+    results = [evaluate(model, x, y, mask.view(L, H))]
+    for head in order:
+        mask[int(head)] = 0.0
+        results.append(evaluate(model, x, y, mask.view(L, H)))
+    acc, loss = zip(*results)
+    return torch.tensor(acc, dtype=torch.float64), torch.tensor(loss, dtype=torch.float64)
+
+
+def order_by(scores: torch.Tensor) -> list[int]:
+    """Flat head indices from the smallest score to the largest (the pruning order)."""
+    return scores.flatten().argsort(stable=True).tolist()
+
+
+@dataclass
+class PruningResult:
+    """Everything the chapter shows about pruning one trained model."""
+
+    importance: torch.Tensor  # (L, H) Michel et al.'s I_h, layer-normalised
+    information: InformationScores
+    marginal: torch.Tensor  # (L, H) Alg. 14.3.1's marginal contribution, bits
+    orders: dict  # name -> list of flat head indices
+    accuracy: dict  # name -> (L·H + 1,); "random" is the mean over the random orders
+    loss: dict
+    random_accuracy: torch.Tensor  # (num_random, L·H + 1)
+
+
+@single_thread()
+def prune_all(
+    model: HeadGatedEncoder,
+    score_data: tuple,
+    eval_data: tuple,
+    num_random: int = 10,
+    seed: int = 0,
+) -> PruningResult:
+    """Michel et al.'s order, App. 14.3.1's information order, Alg. 14.3.1's marginal order and
+    ``num_random`` random orders, all scored on ``score_data`` (x, y) and evaluated on a separate
+    ``eval_data`` (x, y)."""
+    model.eval()
+    importance = michel_importance(model, *score_data)
+    info = information_scores(model, *score_data)
+    marginal = marginal_information(model, *score_data)
+    orders = {
+        "Michel et al.": order_by(importance),
+        "information (App. 14.3.1)": order_by(info.net),
+        "marginal (Alg. 14.3.1)": order_by(marginal),
+    }
+    accuracy, loss = {}, {}
+    for name, order in orders.items():
+        accuracy[name], loss[name] = pruning_curve(model, order, *eval_data)
+    g = torch.Generator().manual_seed(seed)
+    n = model.num_layers * model.num_heads
+    runs = [
+        pruning_curve(model, torch.randperm(n, generator=g).tolist(), *eval_data)
+        for _ in range(num_random)
+    ]
+    random_accuracy = torch.stack([a for a, _ in runs])  # (num_random, n + 1)
+    accuracy["random"] = random_accuracy.mean(0)
+    loss["random"] = torch.stack([curve for _, curve in runs]).mean(0)
+    return PruningResult(importance, info, marginal, orders, accuracy, loss, random_accuracy)
