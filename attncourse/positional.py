@@ -1,7 +1,9 @@
 """Position information for attention, which by itself ignores token order.
 
-Absolute sinusoidal encodings (Vaswani et al. 2017; source 000 Lemma 14.3.21), rotary
-embeddings (RoPE, Su et al. 2021, RoFormer) and ALiBi's linear distance biases (Press et al. 2022).
+Absolute sinusoidal encodings (Vaswani et al. 2017; source 000 Lemma 14.3.21) and the fixed
+rotation that shifts them (``sinusoidal_shift_matrix``), learned absolute position embeddings
+(``LearnedPositionalEmbedding``; Gehring et al. 2017, BERT, GPT-2), rotary embeddings (RoPE, Su et
+al. 2021, RoFormer) and ALiBi's linear distance biases (Press et al. 2022).
 """
 
 import math
@@ -49,6 +51,88 @@ def sinusoidal_encoding(
     return pe.to(dtype=dtype or torch.get_default_dtype(), device=device)
 
 
+def sinusoidal_shift_matrix(
+    offset: int, dim: int, base: float = 10000.0, *, dtype=None, device=None
+) -> torch.Tensor:
+    """R_k with PE[pos + k] = R_k PE[pos] for every pos (source 000 Lemma 14.3.21): (dim, dim).
+
+    Block diagonal; on the feature pair (sin, cos) of frequency theta_i = base^(-2i/dim),
+
+        [sin (p+k) theta]   [ cos k theta   sin k theta] [sin p theta]
+        [cos (p+k) theta] = [-sin k theta   cos k theta] [cos p theta]
+
+    (the angle-sum formulas). R_k depends on the offset k alone, R_j R_k = R_(j+k), R_-k = R_k^T:
+    a rotation by -k theta_i in each plane. ``offset`` may be any integer, negative included.
+    Computed in float64, then cast to ``dtype`` (default: torch's default dtype).
+    """
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise ValueError(f"offset must be an int, got {offset!r}")
+    _require_even("dim", dim)
+    require_positive("base", base)
+    angles = offset * _inverse_frequencies(dim, base)  # (dim/2,)
+    cos, sin = torch.cos(angles), torch.sin(angles)  # (dim/2,), (dim/2,)
+    blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)
+    R = torch.block_diag(*blocks)  # (dim, dim) from dim/2 blocks (2, 2)
+    return R.to(dtype=dtype or torch.get_default_dtype(), device=device)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """Learned absolute positions: y = x + E[pos], one trained vector per position (Gehring et al.
+    2017; BERT; GPT-2). ``E`` is a (num_positions, dim) parameter, initialised N(0, init_std^2).
+
+    ``forward(x (..., T, dim), positions=None)``; positions is a (T,) integer tensor, default
+    0 .. T-1. A table has no row for a position >= num_positions, so it cannot be used on
+    sequences longer than those it was made for: that raises, it does not wrap around.
+    """
+
+    def __init__(self, num_positions: int, dim: int, init_std: float = 0.02):
+        super().__init__()
+        require_positive("num_positions", num_positions)
+        require_positive("dim", dim)
+        require_positive("init_std", init_std)
+        self.num_positions, self.dim = num_positions, dim
+        self.weight = nn.Parameter(torch.randn(num_positions, dim) * init_std)  # (P, dim)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        require_float("x", x)
+        require_ndim("x", x, (2, None), "(..., T, dim)")
+        require_size("x", x, -1, self.dim, "feature size")
+        T = x.shape[-2]
+        if positions is None:
+            if self.num_positions < T:
+                raise ValueError(
+                    f"x has length {T}, but the table has only {self.num_positions} positions: "
+                    "learned absolute positions cannot extrapolate to longer sequences"
+                )
+            positions = torch.arange(T, device=x.device)  # (T,)
+        else:
+            _check_positions(positions, T)
+            if positions.numel() and (
+                int(positions.min()) < 0 or int(positions.max()) >= self.num_positions
+            ):
+                raise ValueError(
+                    f"positions must lie in [0, {self.num_positions - 1}], got "
+                    f"{int(positions.min())} .. {int(positions.max())}"
+                )
+        return x + self.weight[positions].to(x.dtype)  # (..., T, dim)
+
+    def extra_repr(self) -> str:
+        return f"num_positions={self.num_positions}, dim={self.dim}"
+
+
+def _check_positions(positions, T: int) -> None:
+    if (
+        not isinstance(positions, torch.Tensor)
+        or positions.is_floating_point()
+        or positions.is_complex()
+        or positions.dtype == torch.bool
+    ):
+        got = positions.dtype if isinstance(positions, torch.Tensor) else type(positions).__name__
+        raise ValueError(f"positions must be an integer tensor (T,), got {got}")
+    require_ndim("positions", positions, 1, "(T,)")
+    require_size("positions", positions, 0, T, "length")
+
+
 class RotaryEmbedding(nn.Module):
     """RoPE: rotate each feature pair (x_2i, x_2i+1) of the vector at position m by the angle
     m * theta_i, theta_i = base^(-2i/head_dim)   (Su et al. 2021, RoFormer, Sec. 3.2):
@@ -77,19 +161,7 @@ class RotaryEmbedding(nn.Module):
         if positions is None:
             positions = torch.arange(T, device=x.device)  # (T,)
         else:
-            if (
-                not isinstance(positions, torch.Tensor)
-                or positions.is_floating_point()
-                or positions.dtype == torch.bool
-            ):
-                got = (
-                    positions.dtype
-                    if isinstance(positions, torch.Tensor)
-                    else type(positions).__name__
-                )
-                raise ValueError(f"positions must be an integer tensor (T,), got {got}")
-            require_ndim("positions", positions, 1, "(T,)")
-            require_size("positions", positions, 0, T, "length")
+            _check_positions(positions, T)
         # angles in float64 for float64 inputs, float32 otherwise: m * theta_i needs the precision
         angle_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         theta = _inverse_frequencies(self.head_dim, self.base).to(

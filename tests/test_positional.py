@@ -1,4 +1,5 @@
-"""Sinusoidal encodings, RoPE and ALiBi checked against their papers' formulas, written out here."""
+"""Sinusoidal encodings and their shift matrices, learned positions, RoPE and ALiBi checked against
+their papers' formulas (written out here) and PyTorch's nn.Embedding."""
 
 import math
 
@@ -7,7 +8,14 @@ import torch
 from torch.testing import assert_close
 
 from attncourse.attention import scaled_dot_product_attention
-from attncourse.positional import RotaryEmbedding, alibi_bias, alibi_slopes, sinusoidal_encoding
+from attncourse.positional import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    alibi_bias,
+    alibi_slopes,
+    sinusoidal_encoding,
+    sinusoidal_shift_matrix,
+)
 
 DT = torch.float64
 
@@ -220,3 +228,101 @@ def test_alibi_bad_sizes():
         alibi_slopes(0)
     with pytest.raises(ValueError, match="T must be > 0"):
         alibi_bias(4, 0)
+
+
+# ----------------------------------------------------------------------------- shift matrix
+
+
+@pytest.mark.parametrize("k, d, base", [(1, 8, 10000.0), (17, 12, 10000.0), (-4, 6, 100.0)])
+def test_shift_matrix_is_the_block_rotation_of_the_angle_sum_formulas(k, d, base):
+    assert_close(sinusoidal_shift_matrix(k, d, base, dtype=DT), block_rotation(k, d, base))
+
+
+@pytest.mark.parametrize("k", [0, 1, 5, -3, 250])
+def test_shift_matrix_moves_every_position_by_k(k):
+    """Source 000 Lemma 14.3.21: PE[pos + k] = R_k PE[pos], the same R_k at every pos."""
+    P, d = 60, 16
+    pe = sinusoidal_encoding(P + 300, d, dtype=DT)
+    R = sinusoidal_shift_matrix(k, d, dtype=DT)
+    start = max(0, -k)
+    assert_close(pe[start + k : start + k + P], pe[start : start + P] @ R.T)
+
+
+def test_shift_matrices_compose_and_invert():
+    R = lambda k: sinusoidal_shift_matrix(k, 10, dtype=DT)  # noqa: E731
+    assert_close(R(3) @ R(4), R(7))
+    assert_close(R(-5), R(5).T)
+    assert_close(R(5) @ R(5).T, torch.eye(10, dtype=DT))
+    assert_close(R(0), torch.eye(10, dtype=DT))
+    assert sinusoidal_shift_matrix(2, 4).dtype == torch.get_default_dtype()
+
+
+def test_shift_matrix_bad_input():
+    with pytest.raises(ValueError, match="even"):
+        sinusoidal_shift_matrix(1, 5)
+    with pytest.raises(ValueError, match="offset must be an int"):
+        sinusoidal_shift_matrix(1.5, 4)
+    with pytest.raises(ValueError, match="offset must be an int"):
+        sinusoidal_shift_matrix(True, 4)
+    with pytest.raises(ValueError, match="base must be > 0"):
+        sinusoidal_shift_matrix(1, 4, base=0.0)
+
+
+# ----------------------------------------------------------------------------- learned table
+
+
+def test_learned_positions_add_the_table_row_of_each_position():
+    """y = x + E[pos], against nn.Embedding holding the same table."""
+    P, d = 12, 6
+    table = LearnedPositionalEmbedding(P, d).double()
+    reference = torch.nn.Embedding(P, d).double()
+    with torch.no_grad():
+        reference.weight.copy_(table.weight)
+    x = torch.randn(2, 3, 7, d, dtype=DT)
+    assert_close(table(x), x + reference(torch.arange(7)))
+    positions = torch.tensor([11, 0, 3, 3, 5, 9, 1])
+    assert_close(table(x, positions), x + reference(positions))
+    y = torch.randn(5, d, dtype=DT)
+    expected = torch.stack([y[t] + table.weight[t] for t in range(5)])  # row by row
+    assert_close(table(y), expected)
+
+
+def test_learned_positions_initialisation_and_dtype():
+    torch.manual_seed(3)
+    table = LearnedPositionalEmbedding(4000, 8, init_std=0.5)
+    assert abs(float(table.weight.detach().std()) - 0.5) < 0.02
+    assert table(torch.zeros(3, 8, dtype=DT)).dtype == DT  # the table is cast to x's dtype
+    assert "num_positions=4000, dim=8" in repr(table)
+
+
+def test_learned_positions_gradcheck():
+    table = LearnedPositionalEmbedding(6, 4).double()
+    x = torch.randn(2, 5, 4, dtype=DT, requires_grad=True)
+    positions = torch.tensor([5, 1, 1, 0, 2])
+    assert torch.autograd.gradcheck(lambda x, w: x + w[positions], (x, table.weight))
+    assert torch.autograd.gradcheck(lambda x: table(x, positions), (x,))
+    table(x, positions).sum().backward()
+    counts = torch.bincount(positions, minlength=6).to(DT) * 2  # batch of 2
+    assert_close(table.weight.grad, counts[:, None].expand(6, 4))  # each use adds 1
+
+
+def test_learned_positions_cannot_extrapolate_and_reject_bad_input():
+    table = LearnedPositionalEmbedding(8, 4)
+    with pytest.raises(ValueError, match="cannot extrapolate"):
+        table(torch.zeros(1, 9, 4))
+    with pytest.raises(ValueError, match=r"lie in \[0, 7\]"):
+        table(torch.zeros(2, 4), torch.tensor([0, 8]))
+    with pytest.raises(ValueError, match=r"lie in \[0, 7\]"):
+        table(torch.zeros(2, 4), torch.tensor([-1, 0]))
+    with pytest.raises(ValueError, match="integer"):
+        table(torch.zeros(2, 4), torch.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="length 2"):
+        table(torch.zeros(3, 4), torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="feature size 5"):
+        table(torch.zeros(3, 5))
+    with pytest.raises(ValueError, match="floating-point"):
+        table(torch.zeros(3, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="num_positions must be > 0"):
+        LearnedPositionalEmbedding(0, 4)
+    with pytest.raises(ValueError, match="init_std must be > 0"):
+        LearnedPositionalEmbedding(3, 4, init_std=0.0)
