@@ -32,8 +32,8 @@ class BuiltinCalledError(RuntimeError):
 
 @dataclass(frozen=True)
 class Concept:
-    """What computes ``description`` already: torch callables and modules, and course functions
-    (all as qualified names, ``"torch.nn.functional.softmax"``, ``"attncourse.norms.LayerNorm"``)."""
+    """What computes ``description`` already: torch callables and modules, and course functions,
+    as qualified names (``"torch.nn.functional.softmax"``, ``"attncourse.norms.LayerNorm"``)."""
 
     description: str
     torch: tuple[str, ...] = ()

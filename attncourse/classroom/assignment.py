@@ -22,9 +22,9 @@ from ..exercises.engine import Exercise as Declaration
 from ..exercises.scan import imports_of
 from .notebooks import UsageError, read_notebook
 
-SETUP_MODULES = frozenset(
-    {"torch", "numpy", "math", "attncourse", "functools", "itertools", "collections", "typing"}
-)
+# what an answer may rely on from the notebook's imports (answers may not use the course's own
+# package, so it is not among them; nor are plotting and widgets, which only cost time)
+SETUP_MODULES = frozenset({"torch", "numpy", "math", "functools", "itertools", "collections"})
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def _calls(source: str, path: Path, grade_id: str) -> list[Check]:
 
 
 def _setup(cells) -> str:
-    """The import lines of the notebook's ordinary code cells, for modules answers may use."""
+    """The import lines of the notebook's ordinary code cells, for the modules answers may use."""
     lines = []
     for cell in cells:
         if cell.get("cell_type") != "code" or nbgrader_meta(cell):

@@ -105,7 +105,7 @@ def grade(
         raise UsageError(f"--timeout must be a positive number of seconds, got {timeout}")
     if notebook_timeout is not None and notebook_timeout <= 0:
         raise UsageError(f"--notebook-timeout must be positive, got {notebook_timeout}")
-    jobs = jobs or os.cpu_count() or 1
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     paths = [Path(s) for s in submissions]

@@ -136,37 +136,44 @@ class _Runner:
             self.session.close()
 
 
-def _call(runner: _Runner, check: Check, case, concepts) -> tuple[dict, object]:
+def _answers(runner: _Runner, check: Check, cases, concepts) -> list[tuple[dict, object]]:
+    """Call the learner's function on every case (in one request, stopping at the first error):
+    [(answer, value)] in the order of the cases."""
     arrays: dict = {}
-    header = {
-        "op": "call",
-        "function": check.function,
-        "args": protocol.encode(tuple(case.args), arrays, pickle=True),
-        "kwargs": protocol.encode(list(case.kwargs.items()), arrays, pickle=True),
-        "concepts": list(concepts),
-    }
+    calls = [
+        {
+            "args": protocol.encode(tuple(case.args), arrays, pickle=True),
+            "kwargs": protocol.encode(list(case.kwargs.items()), arrays, pickle=True),
+        }
+        for case in cases
+    ]
+    header = {"op": "calls", "function": check.function, "calls": calls, "concepts": concepts}
     answer, out = runner.request(header, arrays)
-    if not answer.get("ok"):
-        return answer, None
+    if not answer.get("ok"):  # the function is not there at all
+        return [(answer, None)]
     try:
-        return answer, protocol.decode(answer.get("value"), out)
-    except protocol.ProtocolError as error:  # a malformed answer is the submission's, not ours
-        runner.close()
+        results = answer["results"]
+        if not isinstance(results, list) or not results or len(results) > len(cases):
+            raise protocol.ProtocolError("not one answer per input")
+        return [(r, protocol.decode(r.get("value"), out) if r.get("ok") else None) for r in results]
+    except (protocol.ProtocolError, KeyError, TypeError, AttributeError) as error:
+        runner.close()  # a malformed answer is the submission's, not the grader's
         raise Died(f"a malformed answer ({error})") from None
 
 
 def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str]) -> str | None:
     """Run every case of every check of the exercise: None if all pass, else the note."""
-    concepts = exercise.concepts
+    concepts = list(exercise.concepts)
     for check in sorted(exercise.checks, key=lambda c: c.hidden):
         declaration = check.declaration
         cases = declaration.inputs(check.seed)
         name = check.function
-        for number, case in enumerate(cases, 1):
+        for number, (case, (answer, got)) in enumerate(
+            zip(cases, _answers(runner, check, cases, concepts)), 1
+        ):
             where = (
                 "hidden tests" if check.hidden else f"case {number} of {len(cases)}: {case.label}"
             )
-            answer, got = _call(runner, check, case, concepts)
             if not answer.get("ok"):
                 if answer.get("missing"):
                     extra = f" (its cell raised {cell_errors[0]})" if cell_errors else ""
@@ -176,13 +183,13 @@ def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str]) -> str | 
                 error = clean(answer.get("error", "an error"))
                 if answer.get("refused"):
                     return f"{name} must be written from scratch, but {error}"
+                hint = error_hint(error)
                 if check.hidden:  # never the hidden inputs, nor the learner's own words on them
                     kind = error.split(":", 1)[0]
-                    hint = error_hint(error)
                     return f"{name} raised {kind} on the hidden tests" + (
                         f"; hint: {hint}" if hint else ""
                     )
-                hint = case.on_error or error_hint(error)
+                hint = case.on_error or hint
                 return f"{name} raised {error} ({where})" + (f"; hint: {hint}" if hint else "")
             if answer.get("mutated"):
                 return (

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import nbformat
 
-_REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-# the clone's notebooks/ for an editable install (pip install -e .), else ./notebooks
-DEFAULT_SOURCE = _REPOSITORY_NOTEBOOKS if _REPOSITORY_NOTEBOOKS.is_dir() else Path("notebooks")
+_PACKAGED_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"  # in the wheel
+_REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"  # pip install -e .
+DEFAULT_SOURCE = next(
+    (p for p in (_PACKAGED_NOTEBOOKS, _REPOSITORY_NOTEBOOKS) if p.is_dir()), Path("notebooks")
+)
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 
 

@@ -85,15 +85,45 @@ class _Shell:
 
 
 def _python(source: str) -> str:
+    """The cell as Python: IPython's translation of ``%magics`` and ``!commands``, when it has
+    some (plain Python is compiled as it is, without loading IPython)."""
+    if not any(line.lstrip().startswith(("%", "!")) for line in source.splitlines()):
+        return source
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager().transform_cell(source)
 
 
+def _call(fn, call: dict, arrays, concepts, out: dict) -> dict:
+    """One call of the learner's function: its answer, described for the grader."""
+    from attncourse import guard
+    from attncourse.classroom import protocol
+
+    try:
+        args = protocol.decode(call["args"], arrays, pickled=True)
+        kwargs = dict(protocol.decode(call["kwargs"], arrays, pickled=True))
+        before = protocol.decode(call["args"], arrays, pickled=True)  # an untouched copy
+        with guard.refusing(concepts) as refusal:
+            value = fn(*args, **kwargs)
+        if refusal.called:
+            raise guard.BuiltinCalledError(refusal.called[0])
+        return {
+            "ok": True,
+            "value": protocol.encode(value, out),
+            "mutated": not _same(before, args),
+        }
+    except BaseException as error:  # the learner's code may raise anything, even exit
+        return {
+            "ok": False,
+            "error": _error(error),
+            "refused": isinstance(error, guard.BuiltinCalledError),
+            "not_implemented": isinstance(error, NotImplementedError),
+        }
+
+
 def serve(requests: int, answers: int) -> None:
     import torch
 
-    from attncourse import guard
     from attncourse.classroom import protocol
 
     torch.set_num_threads(1)
@@ -114,32 +144,17 @@ def serve(requests: int, answers: int) -> None:
                 answer({"ok": True})
             except BaseException as error:  # the learner's code may raise anything, even exit
                 answer({"ok": False, "error": _error(error)})
-        elif header.get("op") == "call":
+        elif header.get("op") == "calls":  # one function on several inputs, until one fails
             fn = namespace.get(str(header.get("function")))
             if not callable(fn):
                 answer({"ok": False, "error": "not defined", "missing": True})
                 continue
-            try:
-                args = protocol.decode(header["args"], arrays, pickled=True)
-                kwargs = dict(protocol.decode(header["kwargs"], arrays, pickled=True))
-                before = protocol.decode(header["args"], arrays, pickled=True)  # untouched
-                with guard.refusing(header.get("concepts", ())) as refusal:
-                    value = fn(*args, **kwargs)
-                if refusal.called:
-                    raise guard.BuiltinCalledError(refusal.called[0])
-                out = {}
-                described = protocol.encode(value, out)
-                mutated = not _same(before, args)
-                answer({"ok": True, "value": described, "mutated": mutated}, out)
-            except BaseException as error:
-                answer(
-                    {
-                        "ok": False,
-                        "error": _error(error),
-                        "refused": isinstance(error, guard.BuiltinCalledError),
-                        "not_implemented": isinstance(error, NotImplementedError),
-                    },
-                )
+            results, out = [], {}
+            for call in header.get("calls", []):
+                results.append(_call(fn, call, arrays, header.get("concepts", ()), out))
+                if not results[-1]["ok"]:
+                    break
+            answer({"ok": True, "results": results}, out)
         else:
             answer({"ok": False, "error": "unknown request"})
 

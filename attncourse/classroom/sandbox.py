@@ -16,6 +16,7 @@ the system allows them: only for work you trust (``attncourse grade --no-sandbox
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import secrets
@@ -69,10 +70,8 @@ def _set_limits(limits: Limits) -> None:
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_CORE, 0),
     ):
-        try:
+        with contextlib.suppress(ValueError, OSError):  # a hard limit already lower: keep it
             resource.setrlimit(name, (value, value))
-        except (ValueError, OSError):
-            pass  # a hard limit already lower: keep it
 
 
 def _read_only_paths() -> list[Path]:
@@ -148,7 +147,7 @@ class Session:
         if os.getuid() == 0:
             runner += ["--uid", str(uid)]
         command = (bwrap_command(self.workdir, uid) if sandbox else []) + runner
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -194,17 +193,13 @@ class Session:
     def close(self) -> None:
         """Kill the sandbox and everything in it; remove its working folder."""
         if self.process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.process.wait()
         if self.alive:
             for fd in (self.requests, self.answers):
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
         self.alive = False
         self.log.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -219,6 +219,10 @@ _EXCEPTION_HINTS = [
     ("mat1 and mat2 shapes cannot be multiplied", "check which tensor is transposed"),
     ("expected scalar type", "mixing dtypes: keep the input's dtype (no .float() / .double())"),
     (
+        "to have the same dtype",
+        "mixing dtypes: make new tensors in the input's dtype, e.g. torch.eye(d, dtype=x.dtype)",
+    ),
+    (
         "must be real number, not Tensor",
         "math functions take Python numbers: use the torch version (torch.cos, torch.exp, ...)",
     ),
