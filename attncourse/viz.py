@@ -7,6 +7,7 @@ in JupyterLab, Notebook and Voila without any extra plotting extension. ``plot_a
 one (T, S) attention matrix.
 """
 
+import base64
 import io
 
 import torch
@@ -89,6 +90,19 @@ def figure_widget(plot: BlittedFigure, update, controls: dict, rows, font_size: 
         [*(widgets.HBox([controls[name] for name in row]) for row in rows), readout, image]
     )
     box.controls, box.plot = controls, plot
+    widget_bundle = box._repr_mimebundle_
+
+    def bundle_with_picture(**kwargs):
+        """The widget view, and beside it the figure as it is now (a PNG) for viewers that
+        cannot run widgets: a static page (``attncourse site``), GitHub, a notebook not yet run.
+        JupyterLab and Voila show the widget.
+        """
+        data = widget_bundle(**kwargs)
+        if data is not None and image.value:
+            data["image/png"] = base64.b64encode(image.value).decode("ascii")
+        return data
+
+    box._repr_mimebundle_ = bundle_with_picture
     return box
 
 

@@ -12,7 +12,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # Chapter 00 · How to use this course
 # *如何使用本课程*
 #
@@ -29,7 +29,7 @@
 #
 # **Prerequisites**: Python, and running a cell in Jupyter (Shift+Enter). **Time**: 15 minutes.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import importlib.metadata
 import os
 import platform
@@ -47,7 +47,7 @@ torch.manual_seed(0)
 np.random.seed(0)
 torch.set_num_threads(2)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # Every chapter starts with a cell like the one above: it imports what the chapter needs, fixes
 # the random seeds (so you see the same numbers as the stored outputs) and uses 2 CPU threads (the
 # budgets below are measured that way). Run the notebook **top to bottom**; after editing an early
@@ -59,7 +59,7 @@ torch.set_num_threads(2)
 # installed with the pins that came with `attncourse` and reports anything different. A
 # difference is not fatal, but printed numbers may then differ slightly from the stored ones.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 pins = {}
 for requirement in importlib.metadata.requires("attncourse") or []:
@@ -87,7 +87,7 @@ print(
 print("environment ✓" if not problems else f"⚠ differs from the pins: {', '.join(problems)}")
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. How to read a chapter
 #
 # Every chapter (01–10) has the same parts, in this order:
@@ -129,7 +129,7 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 # natural (entropy in **nats**) unless a result says **bits** (log₂). Every attention in the package
 # returns `(output, weights)`:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 B, H, T, S, d_k, d_v = 2, 4, 5, 7, 8, 16
 q = torch.randn(B, H, T, d_k)  # (B, H, T, d_k) queries
@@ -140,7 +140,7 @@ print("output :", tuple(output.shape), "= (B, H, T, d_v)")
 print("weights:", tuple(weights.shape), "= (B, H, T, S)")
 print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), torch.ones(B, H, T))))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Widgets
 #
 # A widget is a slider (or checkbox) wired to a plain function; moving it recomputes and redraws
@@ -153,7 +153,7 @@ print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), to
 # install does this) and reload the page. Widgets also need a running kernel: a notebook opened
 # read-only (or on a web viewer) shows the stored picture at best.
 
-# %%
+# %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
 scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
 readout = widgets.HTML()
@@ -172,7 +172,7 @@ temperature.observe(show, names="value")
 show()
 widgets.VBox([temperature, readout])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Exercises, feedback and grading
 #
 # Each chapter ends with 3–6 exercises. An exercise is two cells:
@@ -207,7 +207,7 @@ widgets.VBox([temperature, readout])
 # mistakes it recognises by name — a sum instead of a mean, and the wrong axis.)
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch00_demo", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch00_demo", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def uniform_attention(values):
     """values (S, d) -> (d,): the output of attention with all S weights equal to 1/S."""
     ### BEGIN SOLUTION
@@ -215,7 +215,7 @@ def uniform_attention(values):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch00 import check_uniform_attention
 
 check_uniform_attention(uniform_attention)
@@ -230,12 +230,12 @@ ex = importlib.reload(ex)
 ex.check_uniform_attention(uniform_attention, seed=7)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # And this is what feedback looks like for a wrong answer — here a function that sums instead of
 # averaging (the cell catches the `AssertionError` to print it):
 
 
-# %%
+# %% slideshow={"slide_type": "-"}
 def summing_attention(values):
     return values.sum(dim=0)
 
@@ -245,7 +245,7 @@ try:
 except AssertionError as error:
     print("AssertionError:", error)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # **Commands** (in a terminal, in the course folder, with its environment active):
 #
 # | who | command | what it does |
@@ -258,7 +258,7 @@ except AssertionError as error:
 # and stored outputs included. Work in your own workspace, not in them. Nothing in the course ever
 # overwrites your work.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Chapter map
 #
 # The chapters cite the five source documents (in Chinese) by number and by their own section and
@@ -283,7 +283,7 @@ except AssertionError as error:
 # Alignment and the information bottleneck · **004** §5.3 Stability: identity mappings and
 # reparameterisation.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. Glossary · 术语表
 #
 # | English | 中文 | English | 中文 |

@@ -12,7 +12,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # Chapter 01 · Attention as information selection
 # *注意力作为信息选择* — source 000, §14.3.1 (Def. 14.3.1–14.3.4, Lemma 14.3.1–14.3.5, Thm. 14.3.1,
 # Eq. 14.3.1–14.3.7)
@@ -35,7 +35,7 @@
 # Marks used in the claim checks: **✓ holds** · **⚠ holds only under a condition** (stated) ·
 # **✗ wrong as printed** (counterexample and correct statement given).
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 import time
 
@@ -55,7 +55,6 @@ from attncourse.chapters.ch01_attention_as_selection import (
     selection_widget,
     selection_widget_update,
 )
-from attncourse.masks import causal_mask
 from attncourse.metrics import (
     attention_entropy,
     co_information,
@@ -70,7 +69,7 @@ torch.set_num_threads(2)
 torch.set_printoptions(precision=4, sci_mode=False)
 plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Attention is a weighted average (Def. 14.3.1, Eq. 14.3.1)
 #
 # Given n input vectors $x_1, \dots, x_n \in \mathbb{R}^d$ (the rows of $X$) and weights
@@ -85,7 +84,7 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # > **Glossary** · weighted average 加权平均 · attention weight 注意力权重 · convex combination 凸组合 ·
 # > information selection operator 信息选择算子 · probability distribution 概率分布
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 X = torch.tensor(
     [[1.0, 0.0], [0.0, 2.0], [-1.0, -1.0], [3.0, 1.0]], dtype=torch.float64
@@ -100,12 +99,12 @@ for name, alpha in {
         f"{name:15s} alpha={[round(a, 2) for a in alpha.tolist()]}  ->  output={[round(v, 3) for v in out.tolist()]}"
     )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Def. 14.3.1 ✓.** The package's attention returns exactly `weights @ values`,
 # and the output never leaves the convex hull of the values: for every direction u,
 # u·output ≤ max_j u·v_j (the support-function test of hull membership).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 q = torch.randn(500, 2, dtype=torch.float64) * 3  # (T=500, d_k=2) random queries
 out, w = scaled_dot_product_attention(q, KEYS_2D, VALUES_2D)  # (T, d_v), (T, S)
@@ -115,7 +114,7 @@ u = torch.randn(2, 200, dtype=torch.float64)  # 200 random directions
 inside = ((out @ u) <= (VALUES_2D @ u).amax(0) + 1e-12).all()
 print("500 outputs, 200 directions: all inside the convex hull of the values:", bool(inside))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Softmax turns scores into P(i | q) (Lemma 14.3.1, Eq. 14.3.2)
 #
 # The weights come from similarity scores $s(q, x_i)$ through the softmax
@@ -130,7 +129,7 @@ print("500 outputs, 200 directions: all inside the convex hull of the values:", 
 # > **Glossary** · softmax 归一化指数函数 (Softmax) · score 分数 · similarity 相似度 ·
 # > conditional probability P(i|q) 条件概率 · shift invariance 平移不变性 · overflow 溢出
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 s = torch.tensor([2.0, 1.0, 0.1, -3.0], dtype=torch.float64)
 alpha = softmax(s)
@@ -145,7 +144,7 @@ naive = torch.exp(s.float() + 1000) / torch.exp(s.float() + 1000).sum()  # no ma
 print("naive exp(s+1000)/sum in float32:", naive.tolist())
 assert torch.allclose(softmax(s + 1000), alpha) and (alpha > 0).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Lemma 14.3.1 ✓ as a normalisation, ⚠ as a probability "of position i".**
 # That softmax yields a distribution is all the printed proof shows. When is it really a
 # *posterior* P(i | q)? Exactly in this model: position i is chosen with prior 1/n and the query is
@@ -155,7 +154,7 @@ assert torch.allclose(softmax(s + 1000), alpha) and (alpha > 0).all()
 # −‖k_i‖²/2σ²). The cell checks both halves.
 
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 def gaussian_posterior(q, keys, sigma):
     """Exact Bayes posterior P(i | q) for q ~ N(k_i, sigma^2 I) with a uniform prior: (T, n)."""
@@ -187,7 +186,7 @@ print(f"equal key norms  : max |posterior - softmax| < 1e-12: {bool(gap_equal < 
 print(f"unequal key norms: max |posterior - softmax| = {gap_unequal:.2f}")
 assert gap_equal < 1e-12 and gap_unequal > 0.1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. The entropy of attention (Def. 14.3.2, Eq. 14.3.3; Lemma 14.3.2; Cor. 14.3.1)
 #
 # How selective is one query? The source measures it with the entropy of its weights,
@@ -203,7 +202,7 @@ assert gap_equal < 1e-12 and gap_unequal > 0.1
 # > **Glossary** · entropy 熵 · conditional entropy 条件熵 · nat 奈特 (natural unit) · bit 比特 ·
 # > uniform distribution 均匀分布 · one-hot 独热 · effective support 有效支撑 / 有效位置数
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 n = 6
 uniform = torch.full((n,), 1 / n, dtype=torch.float64)
@@ -229,7 +228,7 @@ assert (h >= -p_max.log() - 1e-12).all()  # H >= -log(max alpha): low entropy fo
 assert (h <= fano + 1e-12).all()  # Fano: a large weight forces low entropy
 print("H >= -log(max alpha) and H <= h(max alpha) + (1 - max alpha) log(n - 1) on every sample")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Lemma 14.3.2 ✓**, and sharper than printed: "low entropy ⇔ one dominant
 # weight" is quantitative in both directions. $H \ge -\log \max_i \alpha_i$ (so H < ε forces
 # $\max_i\alpha_i > e^{-\varepsilon}$) and, by Fano's inequality,
@@ -242,7 +241,7 @@ print("H >= -log(max alpha) and H <= h(max alpha) + (1 - max alpha) log(n - 1) o
 # direction grown longer: the entropy falls from log n towards 0, and $e^H$ with it, while the
 # smallest weight stays above zero (until it underflows in floating point, which is not selection).
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 norms = torch.linspace(0, 12, 121, dtype=torch.float64)
 W, H, _ = selection_sweep(50.0, norms)  # one query direction, growing |q|: (121, 6), (121,)
@@ -263,7 +262,7 @@ print(
 )
 assert abs(H[0] - math.log(6)) < 1e-12 and (smallest > 0).all() and (H.diff() <= 1e-12).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Queries, keys and values: request, label, content (Def. 14.3.3)
 #
 # From the same inputs $x_i$ three linear maps make three roles:
@@ -277,7 +276,7 @@ assert abs(H[0] - math.log(6)) < 1e-12 and (smallest > 0).all() and (H.diff() <=
 # > **Glossary** · query 查询 (信息请求) · key 键 (信息标签) · value 值 (信息内容) ·
 # > projection matrix 投影矩阵 · self-attention 自注意力 · asymmetric 非对称
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 T, d_model = 5, 8
 x = torch.randn(1, T, d_model, dtype=torch.float64)  # (B=1, T, d_model)
@@ -298,13 +297,13 @@ print(
     torch.allclose(k[0] @ k[0].T, (k[0] @ k[0].T).T),
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Def. 14.3.3 ✓** as a description of the computation: the package's
 # multi-head attention with one head is exactly these three projections followed by Eq. (14.3.4);
 # weights ignore the values; the output is linear in them. "Request / label / content" is an
 # interpretation, not something a trained model is forced to respect.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. The scaled dot product (Lemma 14.3.3, Eq. 14.3.4–14.3.5)
 #
 # The score of Eq. (14.3.2) in a Transformer is
@@ -319,13 +318,13 @@ print(
 # > **Glossary** · scaled dot product 缩放点积 · variance 方差 · saturation 饱和 ·
 # > key dimension d_k 键维度 · mutual information 互信息 · pointwise mutual information 点互信息
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Reproduction: Vaswani et al. 2017, §3.2.1, footnote 4 (CPU, < 1 s)
 # Two seeds; 4000 (q, k) pairs per d_k for the variance; 200 queries over 64 keys for the
 # softmax statistics. Expected (paper, and chapter 03 in depth): var(q·k)/d_k ≈ 1 for every d_k;
 # unscaled softmax ever more peaked as d_k grows, scaled softmax unchanged.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 dims = [4, 16, 64, 256]
 rows = {}
@@ -357,7 +356,7 @@ for (_seed, d_k), (ratio, m_raw, _h_raw, _m_sc, h_sc) in rows.items():
     if d_k >= 256:
         assert m_raw > 0.85, "unscaled softmax should saturate at large d_k"
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(1, 2, figsize=(9, 3))
 ax[0].plot(dims, [rows[0, d][0] for d in dims], "o-")
 ax[0].axhline(1, ls="--", c="k", lw=1)
@@ -381,7 +380,7 @@ ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Eq. (14.3.5) "I(q; k_j) ≈ qᵀk_j" ✗ wrong as printed.** The source (引理 14.3.3)
 # says the scaled dot product "等价于计算查询与各位置标签的互信息近似", justified by "内积与互信息成正比"
 # in the exponential family. Two reasons it cannot hold:
@@ -402,7 +401,7 @@ plt.show()
 # average PMI over queries and positions is exactly the mutual information
 # $I(Q; J) = H(\bar\alpha) - \mathbb{E}_q H(\alpha(q)) \ge 0$ (computed below for the widget's keys).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 for p_same in (0.9, 0.1):
     joint = torch.tensor(
@@ -431,7 +430,7 @@ assert abs(float(alpha @ pmi) - (math.log(5) - float(attention_entropy(alpha))))
 print("PMI of each position:", [round(p, 3) for p in pmi.tolist()], " (negative ones included)")
 print(f"alpha-average of PMI = log n - H(alpha) = {float(alpha @ pmi):.4f} >= 0")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Routing (Lemma 14.3.4)
 #
 # The source describes attention as a router: **QKᵀ decides where** information flows, the
@@ -448,7 +447,7 @@ print(f"alpha-average of PMI = log n - H(alpha) = {float(alpha @ pmi):.4f} >= 0"
 # > **Glossary** · routing 路由 · aggregation 聚合 · capacity 容量 · convex hull 凸包 ·
 # > rank 秩 · territory (region where a key wins) 主导区域
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 angles = torch.arange(-180, 180, 1.0)
 fig, ax = plt.subplots(1, 2, figsize=(10, 3))
@@ -472,7 +471,7 @@ ax[1].legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 plt.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Lemma 14.3.4, "d_k and d_v limit the information dimension" ⚠.** Two facts
 # hold: the score matrix $QK^\top$ has rank at most d_k, and the output matrix (T × d_v) has rank at
 # most d_v. But the **weights** are not rank-limited — `exp` is non-linear — so even d_k = 1 gives a
@@ -481,7 +480,7 @@ plt.show()
 # $q_i k_j$, so every query's largest weight falls on the largest or the smallest key — at most
 # **2** keys can ever be selected (checked in §8).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 T = S = 8
 q1, k1 = torch.randn(T, 1, dtype=torch.float64), torch.randn(S, 1, dtype=torch.float64)  # d_k = 1
@@ -491,7 +490,7 @@ print("rank of Q K^T (d_k = 1):", int(torch.linalg.matrix_rank(q1 @ k1.T)))
 print("rank of the weights    :", int(torch.linalg.matrix_rank(w1)), f"(full: {T})")
 print("rank of the output     :", int(torch.linalg.matrix_rank(out1)), "(<= d_v = 3)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. Widget: move a query, watch the selection
 #
 # Six fixed keys A–F live in a 2-D key space; each key has a 2-D value (right panel). Move the
@@ -508,14 +507,14 @@ print("rank of the output     :", int(torch.linalg.matrix_rank(out1)), "(<= d_v 
 # Behind the widget are two plain functions, `query_selection` (the numbers) and
 # `selection_widget_update` (numbers + redraw); the tests and `benchmarks/notebooks.py` call them.
 
-# %%
+# %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
 selection_widget(angle=20.0, norm=2.0)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # A static snapshot of the same figure (for printed notes), and the cost of one widget update:
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = SelectionPlot(pyplot=True)
 snapshot.update(query_selection(35.0, 3.0))
@@ -533,7 +532,7 @@ print(
     f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. How many dimensions does selection need? (Thm. 14.3.1)
 #
 # The source states two lower bounds "for lossless transfer": **d_k ≥ log₂ n** ("to encode n
@@ -558,7 +557,7 @@ print(
 # > key dimension 键维度 d_k · value dimension 值维度 d_v
 
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 def circle_keys(n):
     angle = torch.arange(n, dtype=torch.float64) * 2 * math.pi / n
@@ -611,7 +610,7 @@ print("|q| for 0.9  :", [round(b) for b in needed])
 print(f"log-log slope: {slope:.2f}  (precision cost ~ n^2)")
 assert 1.8 < slope < 2.2
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — d_v ≥ H(Y | X) ✗ wrong as printed.** It compares a number of dimensions with a
 # number of bits, and it uses the wrong quantity: H(Y | X) is what X does **not** tell about Y. If
 # Y = X is one of 256 equally likely symbols, H(Y | X) = 0 — the bound asks for nothing — yet 8 bits
@@ -621,7 +620,7 @@ assert 1.8 < slope < 2.2
 # when each of its d_v coordinates is stored with b bits; dimensions bound information only
 # together with precision.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 n = 256
 keys = circle_keys(n)  # (256, 2)
@@ -639,13 +638,13 @@ print(
 )
 assert (received == sent).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # Averaged over many queries the same idea gives the exact **mutual information between queries
 # and selected positions**, $I(Q; J) = H(\bar\alpha) - \mathbb{E}_q H(\alpha(q))$, with queries
 # uniform on a circle of radius |q| around the widget's keys. It grows with |q| but stays below
 # log₂ 5 bits, not log₂ 6: key F can never be selected.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 for norm in (0.0, 1.0, 3.0, 10.0, 50.0):
     W, _, _ = selection_sweep(torch.arange(0, 360, 1.0), norm)  # (360, 6)
@@ -654,7 +653,7 @@ for norm in (0.0, 1.0, 3.0, 10.0, 50.0):
 print(f"log2 5 = {math.log2(5):.3f},  log2 6 = {math.log2(6):.3f}")
 assert mutual_information(joint, 0, 1) < math.log2(5)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 9. An entropy-regularised objective (Def. 14.3.4, Eq. 14.3.6)
 #
 # $$\mathcal{L}_{\text{attn}} = -\sum_i \alpha_i \log \alpha_i + \lambda \sum_{i,j} \alpha_i \alpha_j\, d(x_i, x_j) \qquad (14.3.6)$$
@@ -672,7 +671,7 @@ assert mutual_information(joint, 0, 1) < math.log2(5)
 #
 # > **Glossary** · regularisation 正则化 · diversity 多样性 · distance 距离 · gradient ascent 梯度上升
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 x_pos = torch.tensor(
     [0.0, 0.05, 0.1, 3.0], dtype=torch.float64
@@ -707,7 +706,7 @@ assert (
     float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3]) + 0.1
 )  # the distinct input gains
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 10. Diversity and redundancy (Lemma 14.3.5, Eq. 14.3.7)
 #
 # $$I(X_{\text{selected}}; Y) \approx \sum_i I(x_i; Y) - \mathrm{Redundancy}(X_{\text{selected}}) \qquad (14.3.7)$$
@@ -729,7 +728,7 @@ assert (
 # > co-information 交互信息 · subadditivity 次可加性 · XOR 异或
 
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 def joint_table(rule):
     """p(x1, x2, y) for two fair coins x1, x2 and y = rule(x1, x2): a (2, 2, 2) table."""
@@ -764,7 +763,7 @@ print(
 xor = joint_table(lambda a, b: a ^ b)
 assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0, 1), 2) - 1) < 1e-12
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 11. Claim checks at a glance
 #
 # | source claim | verdict | correct statement / condition |
@@ -783,7 +782,7 @@ assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0,
 # | Def. 14.3.4, Eq. (14.3.6) | ⚠ | encourages diversity only when **maximised** (minimise −L) |
 # | Lemma 14.3.5, Eq. (14.3.7) | ✗ | chain rule with co-information, which is negative under synergy (XOR) |
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ## 12. Exercises (graded)
 #
 # Five exercises, 11 points. Write your code between the lines marked for it, run the cell, then
@@ -797,13 +796,13 @@ assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0,
 # same kinds of input are tried again with other numbers (the hidden tests), so a function that
 # passes the visible check for the right reason passes them too.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 1 (3 points) — a numerically stable softmax, Eq. (14.3.2)
 # `my_softmax(scores)`: scores of shape (..., n) → weights of the same shape, softmax over the
 # last dimension. It must work for scores like 1000 or −1000 (hint: shift invariance, §2).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_softmax", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch01_softmax", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_softmax(scores):
     """scores (..., n) -> weights (..., n): exp(s_i) / sum_j exp(s_j) over the last dim."""
     ### BEGIN SOLUTION
@@ -813,7 +812,7 @@ def my_softmax(scores):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_softmax_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch01_softmax_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch01 import check_softmax
 
 check_softmax(my_softmax)
@@ -828,13 +827,13 @@ ex = importlib.reload(ex)
 ex.check_softmax(my_softmax, seed=11)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 2 (1 point) — attention as a weighted average, Eq. (14.3.1)
 # `my_weighted_average(weights, values)`: weights (T, S), one distribution per row, and values
 # (S, d) → outputs (T, d), row t being Σ_s weights[t, s] · values[s].
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_weighted_average", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch01_weighted_average", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_weighted_average(weights, values):
     """weights (T, S), values (S, d) -> (T, d): row t = sum_s weights[t, s] * values[s]."""
     ### BEGIN SOLUTION
@@ -842,7 +841,7 @@ def my_weighted_average(weights, values):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_weighted_average_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch01_weighted_average_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch01 import check_weighted_average
 
 check_weighted_average(my_weighted_average)
@@ -857,13 +856,13 @@ ex = importlib.reload(ex)
 ex.check_weighted_average(my_weighted_average, seed=12)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 3 (2 points) — scaled dot-product scores, Eq. (14.3.4)
 # `my_scaled_scores(q, k)`: queries (T, d_k) and keys (S, d_k) → scores (T, S), entry
 # (t, s) = q_t · k_s / √d_k.
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_scaled_scores", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch01_scaled_scores", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_scaled_scores(q, k):
     """q (T, d_k), k (S, d_k) -> scores (T, S) = q k^T / sqrt(d_k)."""
     ### BEGIN SOLUTION
@@ -871,7 +870,7 @@ def my_scaled_scores(q, k):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_scaled_scores_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch01_scaled_scores_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch01 import check_scaled_scores
 
 check_scaled_scores(my_scaled_scores)
@@ -886,13 +885,13 @@ ex = importlib.reload(ex)
 ex.check_scaled_scores(my_scaled_scores, seed=13)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 4 (2 points) — attention entropy, Eq. (14.3.3)
 # `my_entropy(weights)`: weights (..., n), each slice a distribution → entropies (...) in nats,
 # with 0 · log 0 = 0 (a weight of exactly 0 must not produce `nan`).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_entropy", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch01_entropy", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_entropy(weights):
     """weights (..., n) -> H (...) = -sum_i w_i log w_i in nats, 0 log 0 = 0."""
     ### BEGIN SOLUTION
@@ -901,7 +900,7 @@ def my_entropy(weights):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_entropy_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch01_entropy_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch01 import check_entropy
 
 check_entropy(my_entropy)
@@ -916,7 +915,7 @@ ex = importlib.reload(ex)
 ex.check_entropy(my_entropy, seed=14)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 5 (3 points) — masked scaled dot-product attention, from scratch
 # `my_masked_attention(q, k, v, mask)`: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v) — the
 # leading dimensions `...` are batch and heads, and there may be none — and mask (T, S) of bools
@@ -925,7 +924,7 @@ ex.check_entropy(my_entropy, seed=14)
 # not `nan`. (Hint: the scores of masked keys become −∞; think about what `exp(-inf - (-inf))` is.)
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_masked_attention", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch01_masked_attention", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_masked_attention(q, k, v, mask):
     """q (T, d_k), k (S, d_k), v (S, d_v), mask (T, S) bool (True = may attend) -> (out (T, d_v), w (T, S))."""
     ### BEGIN SOLUTION
@@ -940,7 +939,7 @@ def my_masked_attention(q, k, v, mask):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_masked_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch01_masked_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch01 import check_masked_attention
 
 check_masked_attention(my_masked_attention)
@@ -955,7 +954,7 @@ ex = importlib.reload(ex)
 ex.check_masked_attention(my_masked_attention, seed=15)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - Attention is a **weighted average** (Eq. 14.3.1) whose weights are a softmax of scores

@@ -12,7 +12,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # Chapter 03 · Entropy and temperature
 # *Softmax 注意力的信息论特性：熵与温度* — source 000, §14.3.3 (Def. 14.3.7–14.3.9,
 # Lemma 14.3.9–14.3.12, Thm. 14.3.5–14.3.6, Application 14.3.2, Eq. 14.3.14–14.3.20);
@@ -39,7 +39,7 @@
 # Marks used in the claim checks: **✓ holds** · **⚠ holds only under a condition** (stated) ·
 # **✗ wrong as printed** (counterexample and correct statement given).
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 import time
 
@@ -82,7 +82,7 @@ torch.set_flush_denormal(True)
 torch.set_printoptions(precision=4, sci_mode=False)
 plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Softmax attention and its maximum-entropy point (Def. 14.3.7, Lemma 14.3.9, Eq. 14.3.14–14.3.15)
 #
 # The weights are a softmax of scaled dot-product scores,
@@ -99,7 +99,7 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # > **Glossary** · softmax 归一化指数函数 · maximum-entropy distribution 最大熵分布 ·
 # > uniform distribution 均匀分布 · shift invariance 平移不变性 · score range 分数差异 Δs
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 s_equal = torch.full((5,), 2.7, dtype=torch.float64)
 print(
@@ -118,10 +118,10 @@ assert torch.allclose(
     torch.log(alpha) - torch.log(alpha[0]), s - s[0]
 )  # s_i - s_j = log a_i - log a_j
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Def. 14.3.7 and Lemma 14.3.9 ✓**, with the converse: uniform ⇔ equal scores.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Softmax is a Gibbs distribution (Lemma 14.3.10, Eq. 14.3.16)
 #
 # In statistical mechanics a system with states of energy $E_i$ at temperature $T$ occupies
@@ -146,7 +146,7 @@ assert torch.allclose(
 # > free energy 自由能 · partition function 配分函数 · variational principle 变分原理 ·
 # > KL divergence KL 散度
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 s = torch.tensor([1.0, 0.2, -0.5, 2.1, 0.0], dtype=torch.float64)
 for T in (0.3, 1.0, 4.0):
@@ -166,12 +166,12 @@ for T in (0.3, 1.0, 4.0):
         f"best of 20000 random alphas: {float(f_others.max()):.4f};  gap = T·KL exactly"
     )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Lemma 14.3.10 ✓** (an identity with $E_i = -s_i$, T = 1), and its content is the
 # variational principle checked above: no distribution beats softmax(s/T) on "expected score +
 # T × entropy", and the shortfall of any other is exactly T times its KL divergence from it.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. The range of attention entropy (Def. 14.3.8, Lemma 14.3.11, Eq. 14.3.17; source 001 Eq. 5.4.6)
 #
 # $$H(\alpha) = -\sum_{i=1}^{n}\alpha_i\log\alpha_i \qquad (14.3.17)$$
@@ -187,7 +187,7 @@ for T in (0.3, 1.0, 4.0):
 # > **Glossary** · attention entropy 注意力熵 · upper / lower bound 上界 / 下界 ·
 # > underflow 下溢 · float32 / float64 单 / 双精度浮点
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 for n in (2, 8, 64):
     w = softmax(torch.randn(20_000, n, dtype=torch.float64) * 4)  # (20000, n) softmax weights
@@ -202,12 +202,12 @@ print(
     f"{float(attention_entropy(softmax(s_far))):.1f} in float32 (exp(-200) underflows to 0)"
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Lemma 14.3.11 ✓ / ⚠.** The range is right. For softmax weights the upper bound is
 # attained iff the scores are equal and the lower bound is never attained (H > 0), except through
 # floating-point underflow.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. Temperature and entropy (Def. 14.3.9, Lemma 14.3.12, Eq. 14.3.20)
 #
 # $$\alpha_i(T) = \frac{\exp(s_i/T)}{\sum_j\exp(s_j/T)} \qquad (14.3.20)$$
@@ -227,7 +227,7 @@ print(
 # > **Glossary** · temperature 温度 · monotone 单调 · limit 极限 · tie 并列 (最大值) ·
 # > inverse temperature β = 1/T 逆温度 · argmax 最大值位置
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 temps = torch.logspace(-3, 3, 601, dtype=torch.float64)
 examples = {
@@ -267,7 +267,7 @@ print(
 )
 assert abs(float(dH) - float(entropy_temperature_derivative(s, 0.7))) < 1e-12
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Def. 14.3.9 ✓; Lemma 14.3.12 ✓ / ⚠.** Monotone (strictly, unless all scores are
 # equal), with dH/dT = Var_α(s)/T³; T → ∞ gives log n; T → 0 gives log m, which is 0 (one-hot)
 # **only if the largest score is unique**.
@@ -278,7 +278,7 @@ assert abs(float(dH) - float(entropy_temperature_derivative(s, 0.7))) < 1e-12
 # overfitting to a single position" is a hope about training, not a property of softmax; §9 shows
 # a training run in which a *low-entropy* solution is the failure and a higher-entropy one the fix.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Why 1/√d_k, and softmax saturation (Def. 14.3.7, Cor. 14.3.3, Eq. 14.3.19)
 #
 # Cor. 14.3.3: the factor in $s_i = q^\top k_i/\sqrt{d_k}$ (14.3.19) keeps the scores from spreading
@@ -303,7 +303,7 @@ assert abs(float(dH) - float(entropy_temperature_derivative(s, 0.7))) < 1e-12
 # > **Glossary** · saturation 饱和 · Jacobian 雅可比矩阵 · gradient 梯度 ·
 # > vanishing gradient 梯度消失 · positive semi-definite 半正定 · Frobenius norm 弗罗贝尼乌斯范数
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 s = torch.randn(6, dtype=torch.float64, requires_grad=True)
 auto = torch.autograd.functional.jacobian(
@@ -328,14 +328,14 @@ print(
 assert torch.allclose(J, auto) and float(jacobian_spectral(w).max()) <= 0.5 + 1e-12
 assert abs(float(jacobian_spectral(tie)) - 0.5) < 1e-12
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Reproduction: Vaswani et al. 2017, §3.2.1, footnote 4 (CPU, < 1 s)
 # Two seeds; for each d_k, 4000 (q, k) pairs for the variance and 200 queries over 64 keys for the
 # softmax statistics, with and without the 1/√d_k. Expected: var(q·k)/d_k ≈ 1 at every d_k; the
 # unscaled softmax saturates as d_k grows (largest weight → 1, entropy → 0, Jacobian → 0), the
 # scaled one does not change with d_k.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 dims = [4, 16, 64, 256, 1024]
 stats = {
@@ -363,12 +363,12 @@ for (_seed, d_k), r in stats.items():
             "saturation should shrink the Jacobian"
         )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # Both sides of saturation shrink the gradient. Scaling one fixed score vector by a factor c
 # (c plays the role of √d_k, or of 1/T), the Jacobian's norm first **grows** — from the uniform
 # value 1/n at c = 0 — and then **decays to 0** as the softmax saturates:
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 z = torch.randn(16, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
 c = torch.logspace(-2, 2.5, 200, dtype=torch.float64)
@@ -393,13 +393,13 @@ print(
 )
 assert jacobian_frobenius(w[-1]) < 1e-3 < jacobian_frobenius(w[0]) < jacobian_frobenius(w[peak])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Cor. 14.3.3 ✓ / ⚠.** With independent, mean-0, variance-1 components the scale
 # keeps var(s) = 1, so the softmax neither saturates nor loses its gradient as d_k grows (table
 # above). That is a statement **at initialisation**: nothing keeps trained queries and keys at
 # variance 1. Training can grow $W_Q$, $W_K$ until the softmax saturates anyway — §9 shows it happen.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. The entropy bound, stated correctly (Thm. 14.3.5, Eq. 14.3.18)
 #
 # The source states, for the score range $\Delta s = \max_i s_i - \min_i s_i$,
@@ -431,7 +431,7 @@ assert jacobian_frobenius(w[-1]) < 1e-3 < jacobian_frobenius(w[0]) < jacobian_fr
 # > **Glossary** · Hoeffding's lemma 霍夫丁引理 · KL divergence KL 散度 · cumulant function 累积量生成函数 ·
 # > counterexample 反例 · tight bound 紧界 · lower bound 下界
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 for s in ([0.0, 3.0], [0.0, 1.0]):
     s = torch.tensor(s, dtype=torch.float64)
@@ -478,14 +478,14 @@ print(
 )
 assert printed_fails + unresolved == total and min_slack > -1e-12
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # **Tightness.** The constant 1/8 cannot be improved: for n = 2 and s = (−Δ/2, Δ/2) the variance in
 # the proof starts at exactly $(\Delta s)^2/4$ (two equally likely points at the ends of the
 # interval), so KL/((Δs)²/8) → 1 as Δs → 0. The same holds for any even n with half the scores
 # at each end. For large Δs the bound is loose — it even drops below 0 — and KL saturates at log n.
 # Below, the slack over 20 000 random 8-key score vectors, and the ratio for the two-point case.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 deltas = torch.tensor([2.0, 1.0, 0.5, 0.1, 0.01], dtype=torch.float64)
 for n in (2, 8):
@@ -521,7 +521,7 @@ plt.tight_layout()
 plt.show()
 assert (kl <= dsr**2 / 8).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. Temperature schedules (Application 14.3.2)
 #
 # The source anneals the temperature during training with a cosine schedule,
@@ -541,7 +541,7 @@ assert (kl <= dsr**2 / 8).all()
 # > **Glossary** · temperature schedule 温度调度 · cosine annealing 余弦退火 ·
 # > exploration / exploitation 探索 / 利用 · pseudocode 伪代码 · off-by-one 差一错误
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 t0, t_min, N = 5.0, 0.2, 100
 steps = torch.arange(N + 1, dtype=torch.float64)
@@ -572,7 +572,7 @@ print(
 )
 assert (H_sched.diff() < 0).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. Widget: scores, temperature, d_k and n
 #
 # One query over n keys, with q and every key drawn from N(0, I) in d_k dimensions (the **score
@@ -595,14 +595,14 @@ assert (H_sched.diff() < 0).all()
 # Behind the widget are two plain functions, `entropy_state` (the numbers) and
 # `entropy_widget_update` (numbers + redraw); tests call them.
 
-# %%
+# %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
 entropy_widget(pattern="random q·k", temperature=1.0, d_k=64, n=16)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # A static snapshot of the same figure (for printed notes), and the cost of one widget update:
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = EntropyPlot(pyplot=True)
 snapshot.update(entropy_state(PATTERNS[2], temperature=0.3, d_k=256, n=32, scaled=False))
@@ -628,7 +628,7 @@ print(
     f"({'within' if median_ms <= 100 else 'OVER'} the 100 ms budget)"
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 9. Entropy collapse and σReparam (Zhai et al. 2023)
 #
 # §5 ended with a warning: 1/√d_k fixes the score scale only at initialisation. Zhai et al. (2023,
@@ -663,7 +663,7 @@ print(
 # > **Glossary** · entropy collapse 熵坍缩 · spectral norm 谱范数 · power iteration 幂迭代 ·
 # > reparametrisation 重参数化 · majority 多数表决 · learning rate 学习率 · Pre-LN 前置层归一化
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 models = []  # the trained models, for the check below
 runs = {
@@ -677,7 +677,7 @@ for name, r in runs.items():
         f"‖W_Q W_Kᵀ‖₂/√d_k {[round(x, 2) for x in r.qk_norms]}, {r.seconds:.1f} s"
     )
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.2))
 for (name, r), color in zip(runs.items(), ("tab:red", "tab:blue")):
     ents = np.array(r.entropies)  # (steps, layers)
@@ -697,7 +697,7 @@ ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 base, reparam = runs["baseline"], runs["σReparam"]
 collapsed = base.min_entropy < 1.0 and base.eval_loss > 0.4
@@ -713,13 +713,13 @@ assert kept, (
     f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2f}, loss {reparam.eval_loss:.3f}"
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # The corrected bound of §6 holds row by row in the trained models too. From the attention
 # weights alone the score range of each row is $\Delta s = \log(\max\alpha/\min\alpha)$ (§1), so every
 # row can be checked against H ≥ log n − (Δs)²/8: collapsed rows have a huge Δs (the bound says
 # nothing), the σReparam rows a small one (the bound *guarantees* their high entropy).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 tokens, _ = majority_batch(
     256, generator=torch.Generator().manual_seed(5)
@@ -738,7 +738,7 @@ for name, model in zip(runs, models):
         f"median bound = {[round(float(x), 2) for x in bound.flatten(1).median(1).values]}"
     )
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 print(
     "H >= log 33 − (Δs)²/8 on every attention row of both trained models:",
@@ -746,7 +746,7 @@ print(
 )
 assert all(bound_holds.values())
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 10. Claim checks at a glance
 #
 # | source claim | verdict | correct statement / condition |
@@ -763,7 +763,7 @@ assert all(bound_holds.values())
 # | Thm. 14.3.6: high T explores, low T exploits | ⚠ | an interpretation; measurable part = Lemma 14.3.12; T never changes the ranking |
 # | Application 14.3.2: cosine schedule | ✓ / ⚠ | formula right; pseudocode: step count named T, loop from t = 1 skips T_0, parameter k unused |
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ## 11. Exercises (graded)
 #
 # Five exercises, 11 points. Write your code between the lines marked for it, run the cell, then
@@ -777,14 +777,14 @@ assert all(bound_holds.values())
 # from earlier exercises. When graded, the same kinds of input are tried again with other numbers
 # (the hidden tests), so a function that passes the visible check for the right reason passes them.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 1 (2 points) — softmax with a temperature, Eq. (14.3.20)
 # `my_softmax_t(scores, temperature)`: scores (..., n) and a temperature T > 0 → weights
 # softmax(scores / T) over the last dimension. It must work at T = 0.001 (hint: chapter 01's
 # max subtraction, applied to s / T).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_softmax_temperature", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch03_softmax_temperature", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_softmax_t(scores, temperature):
     """scores (..., n), temperature > 0 -> (..., n) = softmax(scores / temperature) over the last dim."""
     ### BEGIN SOLUTION
@@ -794,7 +794,7 @@ def my_softmax_t(scores, temperature):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_temperature_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_temperature_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch03 import check_softmax_temperature
 
 check_softmax_temperature(my_softmax_t)
@@ -809,7 +809,7 @@ ex = importlib.reload(ex)
 ex.check_softmax_temperature(my_softmax_t, seed=31)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 2 (3 points) — the entropy of softmax(s / T), Eq. (14.3.17)
 # `my_entropy_t(scores, temperature)`: scores (..., n) → H(softmax(scores / T)) in nats, shape
 # (...). **Numerical care is the lesson here**: the checks go down to T = 0.001, where z = s / T runs
@@ -820,7 +820,7 @@ ex.check_softmax_temperature(my_softmax_t, seed=31)
 # the same constant does to H (nothing) and to those terms (everything).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_entropy_temperature", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch03_entropy_temperature", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_entropy_t(scores, temperature):
     """scores (..., n), temperature > 0 -> (...) entropy of softmax(scores / temperature) in nats."""
     ### BEGIN SOLUTION
@@ -832,7 +832,7 @@ def my_entropy_t(scores, temperature):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_entropy_temperature_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch03_entropy_temperature_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch03 import check_entropy_temperature
 
 check_entropy_temperature(my_entropy_t)
@@ -847,7 +847,7 @@ ex = importlib.reload(ex)
 ex.check_entropy_temperature(my_entropy_t, seed=32)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 3 (2 points) — the softmax Jacobian
 # `my_softmax_jacobian(weights)`: weights α = softmax(s) of shape (..., n) → the Jacobians
 # J_ij = ∂α_i / ∂s_j of shape (..., n, n), one matrix per weight vector, computed from α alone (no
@@ -856,7 +856,7 @@ ex.check_entropy_temperature(my_entropy_t, seed=32)
 # must sum to 0 (why? softmax is unchanged when every s_j grows by the same amount).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_softmax_jacobian", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch03_softmax_jacobian", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_softmax_jacobian(weights):
     """weights (..., n) -> (..., n, n) = diag(alpha) - alpha alpha^T."""
     ### BEGIN SOLUTION
@@ -864,7 +864,7 @@ def my_softmax_jacobian(weights):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_jacobian_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_jacobian_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch03 import check_softmax_jacobian
 
 check_softmax_jacobian(my_softmax_jacobian)
@@ -879,7 +879,7 @@ ex = importlib.reload(ex)
 ex.check_softmax_jacobian(my_softmax_jacobian, seed=33)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 4 (2 points) — the cosine temperature schedule, Application 14.3.2
 # `my_cosine_temperature(steps, total_steps, t_start, t_min)`: a tensor of steps t (floats in
 # [0, N]) → the temperatures of a schedule that follows half a period of a cosine,
@@ -889,7 +889,7 @@ ex.check_softmax_jacobian(my_softmax_jacobian, seed=33)
 # when T_0 < T_min (a warming schedule).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_cosine_schedule", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch03_cosine_schedule", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_cosine_temperature(steps, total_steps, t_start, t_min):
     """steps (K,) tensor of t in [0, N] -> (K,) temperatures of the cosine schedule from t_start to t_min."""
     ### BEGIN SOLUTION
@@ -897,7 +897,7 @@ def my_cosine_temperature(steps, total_steps, t_start, t_min):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_cosine_schedule_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch03_cosine_schedule_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch03 import check_cosine_temperature
 
 check_cosine_temperature(my_cosine_temperature)
@@ -912,7 +912,7 @@ ex = importlib.reload(ex)
 ex.check_cosine_temperature(my_cosine_temperature, seed=34)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 5 (2 points) — the entropy lower bound, Thm. 14.3.5 corrected
 # `my_hoeffding_bound(scores)`: scores (..., n) → (...) the lower bound on H(softmax(s)) that §6
 # derived from Hoeffding's lemma, one bound per score vector of the batch, in nats. Which n and which
@@ -920,7 +920,7 @@ ex.check_cosine_temperature(my_cosine_temperature, seed=34)
 # s = (0, 3) the bound must lie below the true entropy 0.1909 — and is it positive?
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_hoeffding_bound", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch03_hoeffding_bound", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_hoeffding_bound(scores):
     """scores (..., n) -> (...) = log n - (max s - min s)^2 / 8."""
     ### BEGIN SOLUTION
@@ -929,7 +929,7 @@ def my_hoeffding_bound(scores):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_hoeffding_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch03_hoeffding_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch03 import check_hoeffding_bound
 
 check_hoeffding_bound(my_hoeffding_bound)
@@ -944,7 +944,7 @@ ex = importlib.reload(ex)
 ex.check_hoeffding_bound(my_hoeffding_bound, seed=35)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - Softmax weights are a **Gibbs distribution** (energies −s, temperature T): the distribution

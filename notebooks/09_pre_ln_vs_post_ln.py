@@ -12,7 +12,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # Chapter 09 · Pre-LN vs Post-LN stability
 # *为什么 Attention 与 LN 可以深层堆叠* — source 004, §5.3.5 (Eq. 5.3.10–5.3.12); Xiong et al. 2020,
 # Liu et al. 2020, Wang et al. 2022
@@ -35,7 +35,7 @@
 # Marks used in the claim checks: **✓ holds** · **⚠ holds only under a condition** (stated) ·
 # **✗ wrong as printed** (counterexample and correct statement given).
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 import time
 
@@ -57,7 +57,6 @@ from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
     stability_widget,
     stability_widget_update,
     train_copy,
-    warmup_schedule,
 )
 
 torch.manual_seed(0)
@@ -67,7 +66,7 @@ torch.set_flush_denormal(True)
 torch.set_printoptions(precision=4, sci_mode=False)
 plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1. Two places for the LayerNorm (Eq. 5.3.10, 5.3.11)
 #
 # A Transformer block wraps each sublayer F (self-attention, then the feed-forward network) in a
@@ -88,7 +87,7 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # > **Glossary** · layer normalization 层归一化 · residual connection 残差连接 · sublayer 子层 ·
 # > Post-LN 后置归一化 · Pre-LN 前置归一化 · residual stream 残差流 · warm-up 学习率预热
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 torch.manual_seed(0)
 post = TransformerBlock(16, 4, norm="post").double()
@@ -110,7 +109,7 @@ print(
     f"Pre-LN output   : mean {float(y_pre.mean()):.2f}, std {float(y_pre.std()):.2f}   (x plus two sublayer outputs)"
 )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Gradients at initialisation (Xiong et al. 2020, Theorem 1 and Fig. 3)
 #
 # Xiong et al. bound the gradient of the last FFN weight matrix $W^{2,L}$ at initialisation:
@@ -122,9 +121,12 @@ print(
 #
 # **Measured** (CPU, < 5 s): a causal language model (d = 64, 4 heads, FFN 4d, Xavier-normal
 # weights) on random tokens, two seeds, $\|\partial\mathcal{L}/\partial W^{2,l}\|_F$ for every
-# layer l. Expected (EXPERIMENTS, the Xiong setting): Post-LN last/first ≥ 1.2, Pre-LN ≤ 0.8.
+# layer l. What Xiong et al. (2020, Thm. 1 and Fig. 3) lead us to expect: Post-LN's gradient grows
+# with the layer index, and its last layer's does not shrink with the depth L; Pre-LN's last
+# layer's shrinks like $1/\sqrt{L}$. The cell asserts Post-LN last/first ≥ 1.2 and, for Pre-LN,
+# last/first ≤ 0.8 (a fall, explained below) and g(L = 16)/g(L = 2) ≤ 0.5.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 grads = {norm: init_gradients(norm, 12) for norm in NORM_PLACEMENTS}
 fig, ax = plt.subplots(1, 2, figsize=(9, 3))
@@ -173,21 +175,61 @@ assert (
 )
 assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post"][0] >= 0.8
 
-# %% [markdown]
-# **Where the measurement departs from the theorem.** Pre-LN follows $1/\sqrt{L}$ closely
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Where the measurement departs from the paper.** Pre-LN follows $1/\sqrt{L}$ closely
 # ($\sqrt{2/16} ≈ 0.35$). Pre-LN's per-layer curve is not flat, though: it *falls* with the layer
-# index, because the last layer's input has been normalised by the final LayerNorm of a residual
-# stream whose variance grows like l (section 4), while Xiong's Fig. 3 plots a trained-scale
-# average over a different setup. Post-LN's last-layer gradient is not constant in L either: it
-# grows mildly from L = 2 to 16. Theorem 1 is an *upper bound* proved under idealisations —
-# attention replaced by uniform averaging (weights independent of the input), the bound holding
-# with high probability for large d, ReLU FFN with Gaussian weights — so "independent of L" means
-# "no factor of L in the bound", not an equal number at every depth. What survives is the
+# index, where Xiong et al.'s Fig. 3 — also at initialisation, for a 6-layer Transformer on
+# IWSLT14 De-En — shows it about flat; the cell below finds where the fall comes from. Post-LN's
+# last-layer gradient is not constant in L either: it grows mildly from L = 2 to 16. Theorem 1
+# is an *upper bound* proved under idealisations — attention replaced by uniform averaging
+# (weights independent of the input), the bound holding with high probability for large d, ReLU
+# FFN with Gaussian weights — so "independent of L" means "no factor of L in the bound", not an
+# equal number at every depth. What survives is the
 # qualitative contrast the theorem is used for: **Post-LN puts its largest gradients on its top
 # layers, Pre-LN scales every layer's gradient down by ~1/√L.** DeepNorm (section 7) keeps the
 # Post-LN placement but shrinks the sublayer initialisation by β, and its profile is flat.
+#
+# **Where Pre-LN's fall comes from.** Not from the final LayerNorm: it sits after the last block,
+# so the gradient of *every* layer passes through its Jacobian once — it scales all layers alike
+# and cannot tilt the profile. The tilt comes from the blocks. Number the sublayers k (two per
+# block); each Pre-LN sublayer computes $x_{k+1} = x_k + F_k(\mathrm{LN}_k(x_k))$, so
+#
+# $$\frac{\partial\mathcal{L}}{\partial x_l} = \frac{\partial\mathcal{L}}{\partial x_N}\prod_{k = N-1}^{l}\big(I + J_{F_k} J_{\mathrm{LN}_k}\big),$$
+#
+# the gradient reaching a low layer has picked up one branch term from every sublayer above it,
+# and the FFN weights $W^{2,l}$ of block l receive the gradient at that block's output. The cell takes the 12-layer
+# Pre-LN model apart, in float64, with the same weights and tokens: as built; without the final
+# LayerNorm; and with the backward pass restricted to the identity paths (each sublayer reads a
+# detached copy of the stream: the forward pass is unchanged, the $J_{F_k}J_{\mathrm{LN}_k}$ terms are gone).
 
-# %% [markdown]
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+variants = {
+    "as built": {},
+    "without the final LayerNorm": {"final_norm": False},
+    "identity paths only (no J_F J_LN)": {"through_branches": False},
+}
+print(f"{'Pre-LN, N = 12':34s} {'last/first |dL/dW2|':>20} {'|dL/dx_1| / |dL/dx_12|':>24}")
+tilt = {}
+for name, kw in variants.items():
+    g = init_gradients("pre", 12, dtype=torch.float64, **kw)
+    tilt[name] = g["w2"][-1] / g["w2"][0]
+    print(f"{name:34s} {tilt[name]:20.2f} {g['dx'][1] / g['dx'][-1]:24.2f}")
+assert (
+    tilt["as built"] <= 0.8
+    and abs(tilt["without the final LayerNorm"] / tilt["as built"] - 1) < 0.25
+)
+assert tilt["identity paths only (no J_F J_LN)"] >= 0.9
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Removing the final LayerNorm leaves the fall as it is; removing the branch terms removes it
+# (what is left, a ratio near 1, comes from the blocks' FFN activations differing a little). So Pre-LN's per-layer
+# profile is set by the product of $(I + J_{F_k}J_{\mathrm{LN}_k})$ over the blocks above, and how steep it is
+# depends on the setup — the depth, and how large each block's contribution is relative to the
+# stream, since $J_{\mathrm{LN}_k}$ scales like $1/\sigma(x_k)$. Xiong et al.'s "about flat" and our 4× fall are
+# both instances of it; Thm. 1, about the last layer only, is not affected.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. "The residual path keeps the gradient from vanishing" (Eq. 5.3.12)
 #
 # $$\frac{\partial \mathcal{L}}{\partial x_l} = \frac{\partial \mathcal{L}}{\partial x_{l+1}}\left(I + \frac{\partial \mathcal{F}}{\partial x_l}\right) \qquad (5.3.12)$$
@@ -204,7 +246,7 @@ assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post
 # the gradient cannot vanish **through multiplication over depth**; it can still be cancelled by
 # the other terms, and Post-LN has no such clean path.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 g = torch.randn(16, dtype=torch.float64)
 J = -0.9 * torch.outer(g, g) / (g @ g)  # a sublayer that cancels 90 % of its input along g
@@ -225,7 +267,7 @@ for sigma in (1.0, 2.0, 4.0):  # the std of x + F(x) that the Post-LN LayerNorm 
     )
 assert shrink[4.0] < 0.3 < shrink[2.0] < 0.6 < shrink[1.0] < 1.2  # ≈ 1 / sigma
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4. "LN keeps every layer's input in a reasonable range"
 #
 # True for Post-LN, where every block's output is a LayerNorm output. **⚠ Not for Pre-LN**: its
@@ -235,7 +277,7 @@ assert shrink[4.0] < 0.3 < shrink[2.0] < 0.6 < shrink[1.0] < 1.2  # ≈ 1 / sigm
 # LayerNorm and why later layers' contributions become relatively small). The sublayers' *inputs*
 # are normalised; the *stream* is not.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 rms = {norm: grads[norm]["rms"] for norm in NORM_PLACEMENTS}
 for norm, r in rms.items():
@@ -246,7 +288,7 @@ slope = np.polyfit(np.log(np.arange(1, 13)), np.log(rms["pre"][1:]), 1)[0]
 print(f"Pre-LN: log-log slope of RMS vs l = {slope:.2f}  (0.5 would be sqrt(l))")
 assert rms["pre"][12] > 3 * rms["pre"][1] and abs(rms["post"][12] - 1) < 0.05
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — "the normalised output has stable statistics that do not depend on the shape of
 # the input distribution" ⚠.** LayerNorm fixes two numbers per token: the mean of its features
 # (0) and their variance (≈ 1, exactly 1 when ε = 0). It is an **affine map per token**
@@ -257,7 +299,7 @@ assert rms["pre"][12] > 3 * rms["pre"][1] and abs(rms["post"][12] - 1) < 0.05
 # normalises the location and scale of each token, not the shape of its feature distribution.
 
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 def kurtosis(v):
     centred = v - v.mean()
@@ -282,7 +324,7 @@ for name, x in tokens.items():
     )
     assert abs(kurtosis(y) - kurtosis(x)) < 1e-9 and abs(float(y.mean())) < 1e-9
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Training with and without warm-up (Xiong et al. 2020, Fig. 2's effect)
 #
 # Xiong et al. (IWSLT14 De-En, Adam): Post-LN **without** warm-up reached 8.45 BLEU against about
@@ -295,18 +337,21 @@ for name, x in tokens.items():
 # separator; an untrained model scores loss ln 16 ≈ 2.77 and accuracy 1/16), a causal LM with
 # d = 32, 4 heads, Adam(0.9, 0.98) (PyTorch's fused implementation), batch 32, **150 steps**, one
 # thread per run (matrices this small gain nothing from two). A 6-layer run costs about as much as
-# 2.5 two-layer runs, so the grid is not a full product but the seven cells that carry the argument: at 6 layers and peak
-# lr 1e-2 all three placements without warm-up and Post-LN with a 50-step warm-up; Post-LN at
-# lr 1e-3 without warm-up; and 2 layers at lr 1e-2 (Post-LN and Pre-LN). About 30 s. The notebook
-# runs seed 0; the test suite (`tests/test_stability.py`) repeats the headline cells with seed 1
-# and asserts the same. A full product (more depths, learning rates and seeds, the paper-like
-# 400 steps) shows the same picture and costs minutes.
+# 2.5 two-layer runs, so the grid is not a full product but the ten cells that carry the
+# argument: at 6 layers and peak lr 1e-2 all three placements without warm-up and Post-LN with a
+# 50-step warm-up; at 6 layers without warm-up, Post-LN at lr 1e-3, 3e-3 and 5e-3 and Pre-LN at
+# 3e-2 (section 7 asks how much larger Pre-LN's learning rate can be); and 2 layers at lr 1e-2
+# (Post-LN and Pre-LN). About 15–20 s. The notebook runs seed 0; the test suite
+# (`tests/chapters/test_ch09_pre_ln_vs_post_ln.py`) repeats the headline cells and the
+# learning-rate cells with seed 1 and asserts the same. A full product (more depths, learning
+# rates and seeds, the paper-like 400 steps) shows the same picture and costs minutes.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 HEADLINE = [("post", 0), ("pre", 0), ("post", 50), ("deepnorm", 0)]  # at 6 layers, lr 1e-2
 CONFIGS = [(norm, 6, 1e-2, warm) for norm, warm in HEADLINE]
-CONFIGS += [("post", 6, 1e-3, 0), ("post", 2, 1e-2, 0), ("pre", 2, 1e-2, 0)]
+CONFIGS += [("post", 6, lr, 0) for lr in (1e-3, 3e-3, 5e-3)] + [("pre", 6, 3e-2, 0)]
+CONFIGS += [("post", 2, 1e-2, 0), ("pre", 2, 1e-2, 0)]
 RATIO = {
     ("post", 0),
     ("post", 50),
@@ -321,7 +366,7 @@ for norm, depth, lr, warm in tqdm(CONFIGS, desc="training runs"):
     ]
 print(f"{len(CONFIGS)} runs in {time.perf_counter() - start:.1f} s")
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 print(f"{'placement':10s} {'warm-up':>7s} {'accuracy':>9s} {'final loss':>10s}  nan?")
 headline = {}
@@ -341,7 +386,7 @@ assert headline["post", 0] <= 0.3 and post_stalled
 assert headline["pre", 0] >= 0.95 and headline["deepnorm", 0] >= 0.95
 assert headline["post", 50] >= 0.8 and headline["post", 50] - headline["post", 0] >= 0.5
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # The reproduction holds: at 6 layers and lr 1e-2, Post-LN without warm-up does not learn,
 # Pre-LN and DeepNorm learn the copy completely, and a 50-step warm-up rescues Post-LN (after 150
 # steps it is still finishing, at about 0.9–1.0 — the cell asserts ≥ 0.8 — and with more steps it
@@ -350,31 +395,32 @@ assert headline["post", 50] >= 0.8 and headline["post", 50] - headline["post", 0
 # distribution, which is where the large first updates push the top layers' outputs — and stays
 # there, with finite values throughout. All cells of the grid (seed 0):
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 for (norm, depth, lr, warm), rs in runs.items():
     print(
         f"{norm:8s} N={depth} lr={lr:<6g} warm-up={warm:<3d} final accuracy {' '.join(f'{r.final_accuracy:.2f}' for r in rs)}"
     )
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Widget: placement × depth × learning rate × warm-up
 #
 # The controls pick one cell of the grid computed above (nothing is trained when you move them);
 # the loss and accuracy curves of the chosen placements are redrawn in place. Try 6 layers at
-# lr 1e-2 with and without warm-up, then 2 layers, then lr 1e-3. A combination that was not
+# lr 1e-2 with and without warm-up, then 2 layers, then 6 layers without warm-up from lr 1e-3 up
+# to 3e-2 (Post-LN and Pre-LN were trained at different rates there). A combination that was not
 # trained shows no curve for that placement. Behind the widget is the plain
 # function `stability_widget_update(plot, norm, depth, lr, warmup)` from `attncourse.chapters.ch09_pre_ln_vs_post_ln`.
 
-# %%
+# %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
 stability_widget(runs)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # A static snapshot (the headline cell), and the cost of one widget update (curves moved,
 # figure redrawn, PNG encoded), timed over every cell of the grid:
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # NBVAL_IGNORE_OUTPUT
 timing_plot = StabilityPlot(runs)
 stability_widget_update(timing_plot, "all", 6, 1e-2, 0)  # first draw caches the static background
@@ -392,7 +438,7 @@ snapshot = StabilityPlot(runs, pyplot=True)
 snapshot.update(6, 1e-2, 0)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 7. DeepNorm, and the "about 10x larger learning rate"
 #
 # **DeepNorm** (Wang et al. 2022) keeps the Post-LN placement, which trains to slightly better
@@ -405,28 +451,46 @@ plt.show()
 # value and output projections. Each update then changes the model's output by O(1) regardless of
 # depth (the paper trains 1,000 layers). In our grid DeepNorm trains at 6 layers and lr 1e-2 without warm-up.
 #
-# **Claim check — "Pre-LN can use about 10× larger learning rates" ✗.** The papers show at most
-# 3×: Xiong et al.'s BERT runs used Post-LN lr 1e-4 with 10k warm-up steps against Pre-LN 3e-4
-# without (Post-LN at 3e-4 diverged), and Pre-LN reached the same validation loss 40 % sooner;
-# in translation Pre-LN used the **same** peak lr as Post-LN and won by dropping the warm-up.
-# **Correct statement**: Pre-LN removes the need for warm-up and tolerates a somewhat larger peak
-# learning rate (3× in the cited BERT experiment); the factor depends on depth and task. On our
-# copy task the usable range is also limited by the task, not only by the placement: below, the
-# largest learning rate of the grid at which each placement learns the copy without warm-up.
+# **Claim check — "Pre-LN can use about 10× larger learning rates" ⚠ (the factor is not a
+# constant).** What the papers used: Xiong et al.'s BERT runs had Post-LN at lr 1e-4 with 10k
+# warm-up steps against Pre-LN at 3e-4 without (Post-LN at 3e-4 diverged) — 3× — and Pre-LN
+# reached the same validation loss 40 % sooner; in translation Pre-LN used the **same** peak lr as
+# Post-LN and won by dropping the warm-up. What this chapter's grid shows (6 layers, copy task, 150
+# steps, no warm-up; printed below): Post-LN learns the copy at 3e-3 (at 1e-3 it is slower and not
+# finished after 150 steps) but no longer at 5e-3 or 1e-2, while Pre-LN still learns at 1e-2 and
+# 3e-2, the largest rate tried — more than 6× between the largest usable rates (3e-2 / 5e-3), and
+# 10× Post-LN's best rate of the grid. So a factor of 10 can happen; but it changes with depth (at
+# 2 layers Post-LN learns at 1e-2 too), with warm-up (50 warm-up steps make 1e-2 work for Post-LN)
+# and with the task. **Correct statement**: Pre-LN removes the need for warm-up and tolerates a
+# larger peak learning rate, by a factor that depends on depth, warm-up and task — 3× in the cited
+# BERT experiment, 1× (the same peak rate) in the cited translation runs, about an order of
+# magnitude in our 6-layer copy task.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 print(
     "alpha, beta for N = 6, 12, 100:",
     [[round(v, 3) for v in deepnorm_constants(n).tolist()] for n in (6, 12, 100)],
 )
-for (norm, depth, lr, warm), rs in runs.items():
-    if warm == 0 and rs[0].final_accuracy >= 0.9:
-        print(f"{norm:8s} N={depth}: learns without warm-up at lr {lr:g}")
+accuracy = {key: rs[0].final_accuracy for key, rs in runs.items()}
+learns = {key: acc >= 0.9 for key, acc in accuracy.items()}  # the copy, learnt in 150 steps
+for norm, depth in (("post", 6), ("pre", 6), ("deepnorm", 6), ("post", 2), ("pre", 2)):
+    cells = sorted(
+        (lr, acc) for (n, N, lr, w), acc in accuracy.items() if (n, N, w) == (norm, depth, 0)
+    )
+    learnt = [f"{lr:g}" for lr, acc in cells if acc >= 0.9]  # in increasing order
+    print(
+        f"{norm:8s} N={depth}, no warm-up, final accuracy: "
+        + ", ".join(f"{acc:.2f} at lr {lr:g}" for lr, acc in cells)
+        + f"  | largest lr that learns (>= 0.9): {learnt[-1] if learnt else 'none'}"
+    )
+assert learns["post", 6, 3e-3, 0] and not learns["post", 6, 5e-3, 0]
+assert not learns["post", 6, 1e-2, 0] and learns["post", 2, 1e-2, 0]
+assert learns["pre", 6, 1e-2, 0] and learns["pre", 6, 3e-2, 0]
 a, b = deepnorm_constants(6).tolist()
 assert abs(a - 12**0.25) < 1e-12 and abs(b - 48**-0.25) < 1e-12
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 8. makemore-style diagnostics: histograms per block and the update/data ratio
 #
 # Two plots that tell a healthy network from a sick one before the loss does (Karpathy's
@@ -436,7 +500,7 @@ assert abs(a - 12**0.25) < 1e-12 and abs(b - 48**-0.25) < 1e-12
 # step, on a log scale. A rule of thumb for Adam is about $10^{-3}$; much larger means the step
 # rewrites the weights (our Post-LN at lr 1e-2), much smaller means the layer hardly learns.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
 inputs, targets = copy_batch(32, 6, 16, torch.Generator().manual_seed(5))
 fig, ax = plt.subplots(2, 2, figsize=(9, 5))
@@ -458,7 +522,7 @@ for norm, (act, grad) in stds.items():
     print(f"{norm:4s} gradient std block 6 / block 1: {grad[-1] / grad[0]:.2f}")
 assert max(stds["post"][0]) < 1.05 and stds["pre"][0][-1] > 2 * stds["pre"][0][0]
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 fig, ax = plt.subplots(1, 3, figsize=(10, 3), sharey=True)
 peak = {}
@@ -481,12 +545,12 @@ for key, v in peak.items():
     )
 assert peak["post", 0] > peak["post", 50] + 0.5
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "-"}
 # Without warm-up, the first Adam steps change every weight matrix by a few percent of its size
 # (Adam's first steps have magnitude ≈ lr per weight whatever the gradient); warm-up starts those
 # ratios 50× smaller. Pre-LN takes the same large first steps and survives them; Post-LN does not.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 9. Claim checks at a glance
 #
 # | source claim | verdict | correct statement / condition |
@@ -496,15 +560,16 @@ assert peak["post", 0] > peak["post", 50] + 0.5
 # | "Pre-LN stabilises training, is more robust to hyper-parameters" | ✓ / ⚠ | measured: no warm-up needed at 6 layers; Post-LN can end slightly better when it trains (Liu et al. 2020) |
 # | Eq. (5.3.12): the identity term means the gradient cannot vanish | ✗ | ‖(I + J)ᵀg‖ can be ≪ ‖g‖ (0.10 above); (5.3.12) is the Pre-LN Jacobian only — a Post-LN block multiplies by J_LN, which scales the gradient by ≈ 1/σ(x + F(x)) |
 # | "LN keeps every layer's input in a reasonable range" | ⚠ | for Post-LN; Pre-LN's residual stream grows ~√l at init (RMS 0.8 → 3.5 over 12 blocks) |
-# | "Pre-LN allows about 10× larger learning rates" | ✗ | at most 3× in the papers (BERT: 1e-4 vs 3e-4); translation used the same lr; the gain is dropping warm-up |
+# | "Pre-LN allows about 10× larger learning rates" | ⚠ | the factor depends on depth, warm-up and task: 3× in Xiong et al.'s BERT runs (Post-LN with warm-up), the same peak lr in their translation runs; in our grid (6 layers, no warm-up) Post-LN learns at 3e-3 but not at 5e-3, Pre-LN still at 3e-2 — more than 6×; at 2 layers, or with warm-up, Post-LN learns at 1e-2 |
 # | Xiong Thm. 1: Post-LN last-layer gradient O(d√ln d), Pre-LN O(d√(ln d/L)) | ✓ / ⚠ | Pre-LN ~1/√L measured; Post-LN grows mildly with L — an upper bound under idealisations (uniform attention, large d) |
+# | Xiong Fig. 3 (at initialisation): Post-LN's gradient grows with the layer index, Pre-LN's about flat | ✓ / ⚠ | Post-LN ✓; Pre-LN's falls here (last/first ≈ 1/4): the fall comes from the branch terms Π(I + J_F J_LN) of the blocks above, not from the final LayerNorm (§2); how steep depends on the setup |
 # | "LN's output statistics do not depend on the shape of the input distribution" | ⚠ | only each token's mean (0) and variance (≈ 1) are fixed; LN is affine per token, so skew and tails pass unchanged (kurtosis in = out, §4) |
 # | "LN avoids (internal) covariate shift" | ⚠ | an explanation, not a measurement; for BatchNorm, Santurkar et al. 2018 found the benefit does not come from reducing internal covariate shift |
 # | "residual + LN: gradients neither vanish nor explode" | ⚠ | not a guarantee: at initialisation Post-LN's gradients grow towards the top layers (§2) and without warm-up Post-LN stalls (§5) |
 # | "hundreds or even thousands of layers" | ⚠ | 1,000 layers with DeepNorm (Wang et al. 2022), not with plain Post-LN; Pre-LN trains deep but its stream grows (§4) |
 # | "deeper costs linearly more; the returns diminish" | ✓ / ⚠ | every block costs the same, so compute and memory grow linearly in N ✓; how fast returns diminish depends on the task and the model size |
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ## 10. Exercises (graded)
 #
 # Four exercises, 9 points. Write your code between the lines marked for it, run the cell, then
@@ -512,14 +577,14 @@ assert peak["post", 0] > peak["post", 50] + 0.5
 # precisely what is wrong. When graded, more tests (hidden here) run on other inputs, so make your
 # function correct in general, not just for the visible checks.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 1 (3 points) — the Pre-LN block, Eq. (5.3.11)
 # `my_pre_ln_block(x, attn, ffn, norm1, norm2)`: x (B, T, d) and four callables that each map
 # (B, T, d) → (B, T, d). Return the output of a Pre-LN block: the attention sublayer, then the
 # FFN sublayer, each as Eq. (5.3.11). Use the given `norm1`/`norm2` (no `F.layer_norm`).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch09_pre_ln_block", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch09_pre_ln_block", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_pre_ln_block(x, attn, ffn, norm1, norm2):
     """x (B, T, d) -> (B, T, d): x + attn(norm1(x)), then + ffn(norm2(.))   (Eq. 5.3.11)."""
     ### BEGIN SOLUTION
@@ -528,40 +593,29 @@ def my_pre_ln_block(x, attn, ffn, norm1, norm2):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_pre_ln_block_test", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch09_pre_ln_block_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch09 import check_pre_ln_block
 
 check_pre_ln_block(my_pre_ln_block)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises.ch09 as ex09
+import attncourse.exercises.ch09 as ex
 import attncourse.exercises.engine as engine
 
 engine = importlib.reload(engine)  # fresh copies: a patched check does not count
-ex09 = importlib.reload(ex09)
-ex09.check_pre_ln_block(my_pre_ln_block, seed=21)
-torch.manual_seed(909)
-_blk = TransformerBlock(8, 2, norm="pre").double()
-_x = torch.randn(2, 4, 8, dtype=torch.float64)
-_y = my_pre_ln_block(_x, lambda t: _blk.attn(t)[0], _blk.ffn, _blk.norm1, _blk.norm2)
-assert torch.allclose(_y, _blk(_x)[0]), (
-    "differs from attncourse.blocks.TransformerBlock(norm='pre')"
-)
-_zero = lambda t: torch.zeros_like(t)  # noqa: E731
-assert torch.allclose(my_pre_ln_block(_x, _zero, _zero, _blk.norm1, _blk.norm2), _x), (
-    "zero sublayers: the block is the identity"
-)
+ex = importlib.reload(ex)
+ex.check_pre_ln_block(my_pre_ln_block, seed=21)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 2 (2 points) — a linear warm-up schedule
 # `my_warmup_schedule(steps, peak_lr, warmup_steps)` → a float64 tensor (steps,) with
 # lr_t = peak_lr · min(1, (t + 1) / warmup_steps) for t = 0 … steps − 1; warmup_steps = 0 means
 # the constant peak_lr.
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch09_warmup", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch09_warmup", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_warmup_schedule(steps, peak_lr, warmup_steps):
     """(steps,) float64 tensor: peak_lr * min(1, (t + 1) / warmup_steps); constant if warmup_steps == 0."""
     ### BEGIN SOLUTION
@@ -572,35 +626,28 @@ def my_warmup_schedule(steps, peak_lr, warmup_steps):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_warmup_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch09_warmup_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch09 import check_warmup_schedule
 
 check_warmup_schedule(my_warmup_schedule)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises.ch09 as ex09
+import attncourse.exercises.ch09 as ex
+import attncourse.exercises.engine as engine
 
-ex09 = importlib.reload(ex09)
-ex09.check_warmup_schedule(my_warmup_schedule, seed=22)
-_s = my_warmup_schedule(8, 0.4, 4)
-assert torch.allclose(
-    _s, torch.tensor([0.1, 0.2, 0.3, 0.4, 0.4, 0.4, 0.4, 0.4], dtype=torch.float64)
-), "peak 0.4, warm-up 4"
-assert _s.dtype == torch.float64 and tuple(_s.shape) == (8,)
-assert torch.allclose(
-    my_warmup_schedule(3, 1e-3, 0), torch.full((3,), 1e-3, dtype=torch.float64)
-), "no warm-up"
-assert torch.allclose(my_warmup_schedule(100, 2e-3, 30), warmup_schedule(100, 2e-3, 30))
+engine = importlib.reload(engine)  # fresh copies: a patched check does not count
+ex = importlib.reload(ex)
+ex.check_warmup_schedule(my_warmup_schedule, seed=22)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 3 (2 points) — the update/data ratio
 # `my_update_data_ratio(before, after)`: a weight tensor before and after one optimiser step →
 # a 0-dim tensor std(after − before) / std(before) (section 8; the plot shows its log10).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch09_update_ratio", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch09_update_ratio", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_update_data_ratio(before, after):
     """0-dim tensor: std(after - before) / std(before)."""
     ### BEGIN SOLUTION
@@ -608,32 +655,28 @@ def my_update_data_ratio(before, after):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_update_ratio_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch09_update_ratio_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch09 import check_update_data_ratio
 
 check_update_data_ratio(my_update_data_ratio)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises.ch09 as ex09
+import attncourse.exercises.ch09 as ex
+import attncourse.exercises.engine as engine
 
-ex09 = importlib.reload(ex09)
-ex09.check_update_data_ratio(my_update_data_ratio, seed=23)
-_g = torch.Generator().manual_seed(2323)
-_w = torch.randn(20, 20, generator=_g, dtype=torch.float64)
-assert abs(float(my_update_data_ratio(_w, 1.5 * _w)) - 0.5) < 1e-12, (
-    "after = 1.5 before: the ratio is 0.5"
-)
-assert abs(float(my_update_data_ratio(_w, _w + 3.0))) < 1e-12, "a constant shift has std 0"
+engine = importlib.reload(engine)  # fresh copies: a patched check does not count
+ex = importlib.reload(ex)
+ex.check_update_data_ratio(my_update_data_ratio, seed=23)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 4 (2 points) — DeepNorm's constants
 # `my_deepnorm_constants(N)` → a float64 tensor `[alpha, beta]` for an N-layer encoder-only
 # DeepNorm model (section 7).
 
 
-# %% nbgrader={"grade": false, "grade_id": "ch09_deepnorm", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "ch09_deepnorm", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_deepnorm_constants(N):
     """float64 tensor [alpha, beta] = [(2N)^(1/4), (8N)^(-1/4)]."""
     ### BEGIN SOLUTION
@@ -641,43 +684,36 @@ def my_deepnorm_constants(N):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_deepnorm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+# %% nbgrader={"grade": true, "grade_id": "ch09_deepnorm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
 from attncourse.exercises.ch09 import check_deepnorm_constants
 
 check_deepnorm_constants(my_deepnorm_constants)
 ### BEGIN HIDDEN TESTS
 import importlib
 
-import attncourse.exercises.ch09 as ex09
+import attncourse.exercises.ch09 as ex
+import attncourse.exercises.engine as engine
 
-ex09 = importlib.reload(ex09)
-ex09.check_deepnorm_constants(my_deepnorm_constants, seed=24)
-_c = my_deepnorm_constants(2)
-assert _c.dtype == torch.float64 and torch.allclose(
-    _c, torch.tensor([math.sqrt(2.0), 0.5], dtype=torch.float64)
-), "N = 2: alpha = 4^(1/4), beta = 16^(-1/4) = 1/2"
-assert (
-    abs(
-        float(my_deepnorm_constants(500)[0])
-        - TransformerBlock(8, 2, norm="deepnorm", num_layers=500).alpha
-    )
-    < 1e-12
-)
+engine = importlib.reload(engine)  # fresh copies: a patched check does not count
+ex = importlib.reload(ex)
+ex.check_deepnorm_constants(my_deepnorm_constants, seed=24)
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - **Post-LN** (Eq. 5.3.10) puts a LayerNorm on the identity path; **Pre-LN** (Eq. 5.3.11) keeps
 #   the path clean and normalises only the sublayers' inputs.
 # - At initialisation Post-LN's gradients grow towards the top layers and its last-layer gradient
 #   does not shrink with depth; Pre-LN's shrinks like 1/√L (Xiong et al. 2020, Thm. 1 — an upper
-#   bound under idealisations, qualitatively confirmed).
+#   bound under idealisations, qualitatively confirmed). Pre-LN's per-layer gradients fall towards
+#   the top because of the branch terms of the blocks above, not because of the final LayerNorm.
 # - On a 6-layer copy task at lr 1e-2, Post-LN without warm-up **stalls at the uniform
 #   prediction** (no NaN); warm-up rescues it; Pre-LN and DeepNorm need none.
 # - Wrong or conditional in the source: "the gradient cannot vanish" (Eq. 5.3.12) — it can, and
 #   (5.3.12) describes Pre-LN only; "LN keeps inputs in range" — not Pre-LN's stream;
-#   "about 10× larger learning rate" — at most 3× in the papers.
+#   "about 10× larger learning rate" — a factor that depends on depth, warm-up and task (3× in
+#   Xiong et al.'s BERT runs, about an order of magnitude in our 6-layer copy task).
 # - Diagnostics to keep: per-block activation/gradient histograms and the update/data ratio
 #   (`attncourse.chapters.ch09_pre_ln_vs_post_ln.block_histograms`, `train_copy(ratio_steps=...)`), for any model.
 #

@@ -13,14 +13,27 @@ from attncourse.attention import (
 )
 from attncourse.attention.alignment import AdditiveAttention, LuongAttention
 from attncourse.attention.chunked import chunked_attention
-from attncourse.attention.gated import GatedAttention
+from attncourse.attention.gated import GatedAttention, OutputGatedAttention
 from attncourse.attention.linear import linear_attention
+from attncourse.attention.sparse import (
+    LearnableSparseMask,
+    block_attention,
+    local_attention,
+    soft_masked_attention,
+    strided_attention,
+)
 from attncourse.blocks import Highway, MultiScaleHighway, Residual, TransformerBlock
+from attncourse.flow import attention_rollout, flow_statistics, mean_attention_distance
 from attncourse.guard import BuiltinCalledError, forbidden_builtins
 from attncourse.losses import cross_entropy, log_softmax
 from attncourse.masks import padding_mask
 from attncourse.norms import BatchNorm1d, LayerNorm, RMSNorm
-from attncourse.positional import RotaryEmbedding, alibi_bias, sinusoidal_encoding
+from attncourse.positional import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    alibi_bias,
+    sinusoidal_encoding,
+)
 from attncourse.rnn import VanillaRNN
 
 r = torch.randn
@@ -32,11 +45,21 @@ MECHANISMS = {
     "chunked": lambda x: chunked_attention(x, x, x, chunk_size=3, causal=True)[0],
     "linear": lambda x: linear_attention(x, x, x, causal=True)[0],
     "rope": lambda x: RotaryEmbedding(6)(x),
+    "learned-positions": lambda x: LearnedPositionalEmbedding(4, 6)(x),
     "layernorm": lambda x: LayerNorm(6)(x),
     "rmsnorm": lambda x: RMSNorm(6)(x),
     "batchnorm": lambda x: BatchNorm1d(3)(x.flatten(2)),
     "mha": lambda x: MultiHeadAttention(6, 2)(x[0], x[1], causal=True)[0],
     "gated": lambda x: GatedAttention(6, 3)(x[0], causal=True)[0],
+    "output-gated": lambda x: OutputGatedAttention(6, 2, headwise=True)(x[0], causal=True)[0],
+    "local": lambda x: local_attention(x, x, x, 1, causal=True)[0],
+    "block": lambda x: block_attention(x, x, x, 3)[0],
+    "strided": lambda x: strided_attention(x, x, x, 2)[0],
+    "soft-masked": lambda x: soft_masked_attention(x, x, x, LearnableSparseMask(4)(0.5))[0],
+    "rollout": lambda x: attention_rollout([softmax(x[..., :4]), softmax(x[..., 2:])]),
+    "flow-statistics": lambda x: (
+        flow_statistics(softmax(x[..., :4])).entropy + mean_attention_distance(softmax(x[..., :4]))
+    ),
     "additive": lambda x: AdditiveAttention(6, 6, 5)(x[0, :, 0], x[0])[0],
     "luong": lambda x: sum(
         LuongAttention(6, score=s)(x[0], x[1])[0] for s in LuongAttention.SCORES

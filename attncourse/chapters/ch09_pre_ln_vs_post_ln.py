@@ -88,28 +88,57 @@ def init_gradients(
     batch: int = 8,
     length: int = 32,
     seeds=(0, 1),
+    final_norm: bool = True,
+    through_branches: bool = True,
+    dtype: torch.dtype = torch.float32,
 ) -> dict:
     """Gradients of a freshly initialised causal LM on random tokens (Xiong et al. 2020, Fig. 3).
 
     Returns (averaged over ``seeds``) ``w2``: ‖∂L/∂W^{2,l}‖_F for each layer's second FFN weight
-    (the W^{2,L} of Thm. 1 is the last one), ``dx``: the RMS of ∂L/∂x_l for each block's input
-    x_l (l = 0 … N−1, Frobenius norm) and ``rms``: the RMS of the residual stream x_l (l = 0 … N).
+    (the W^{2,L} of Thm. 1 is the last one), ``dx``: ‖∂L/∂x_l‖_F for the residual stream x_l
+    (l = 0 … N; x_0 the embeddings, x_l block l's output) and ``rms``: the RMS of x_l (l = 0 … N).
+
+    Two switches take Pre-LN apart (``norm="pre"`` only): ``final_norm=False`` drops the final
+    LayerNorm before the output layer; ``through_branches=False`` keeps the forward pass but lets
+    the backward pass reach x_l only along the identity paths (each sublayer reads a detached
+    copy of the stream), so ∂L/∂x_l = ∂L/∂x_N: Eq. (5.3.12) without its ∂F/∂x term.
     """
+    if (not final_norm or not through_branches) and norm != "pre":
+        raise ValueError("final_norm and through_branches take a Pre-LN model apart: norm='pre'")
     w2, dx, rms = [], [], []
     for seed in seeds:
         torch.manual_seed(seed)
         model = CausalLM(vocab, d_model, num_heads, num_layers, norm=norm, max_len=length)
+        model = model.to(dtype)
+        if not final_norm:
+            model.final_norm = nn.Identity()
         g = torch.Generator().manual_seed(1000 + seed)
         tokens = torch.randint(vocab, (batch, length + 1), generator=g)
-        logits = model(tokens[:, :-1])  # (B, T, vocab)
+        if through_branches:
+            logits = model(tokens[:, :-1])  # (B, T, vocab)
+        else:
+            logits = _pre_ln_identity_backward(model, tokens[:, :-1])  # (B, T, vocab)
         for x in model.stream:
             x.retain_grad()
         cross_entropy(logits, tokens[:, 1:]).backward()
         w2.append([float(b.ffn[2].weight.grad.norm()) for b in model.blocks])
-        dx.append([float(x.grad.norm()) for x in model.stream[:-1]])
+        dx.append([float(x.grad.norm()) for x in model.stream])
         rms.append([float(x.detach().pow(2).mean().sqrt()) for x in model.stream])
     mean = lambda rows: np.asarray(rows).mean(0)  # noqa: E731
     return {"w2": mean(w2), "dx": mean(dx), "rms": mean(rms)}
+
+
+def _pre_ln_identity_backward(model: CausalLM, tokens: torch.Tensor) -> torch.Tensor:
+    """``model(tokens)`` for a Pre-LN model, with every sublayer reading a detached copy of the
+    stream: the same numbers forward, gradients to x_l only through the identity paths."""
+    T = tokens.shape[1]
+    x = model.tok(tokens) + model.pos(torch.arange(T))  # (B, T, d)
+    model.stream = [x]
+    for block in model.blocks:
+        x = x + block.attn(block.norm1(x.detach()), causal=True)[0]  # (B, T, d)
+        x = x + block.ffn(block.norm2(x.detach()))  # (B, T, d)
+        model.stream.append(x)
+    return model.head(model.final_norm(x))  # (B, T, vocab)
 
 
 # ------------------------------------------------------------------------------- the copy task

@@ -1,5 +1,5 @@
-"""Checks for chapter 02's exercises (the seq2seq bottleneck and alignment), built on
-``attncourse.exercises.check_function``:
+"""Checks for chapter 02's exercises (the seq2seq bottleneck and alignment), each an
+``attncourse.exercises.engine.Exercise``:
 
 * ``check_additive_scores``      — Bahdanau's e_j = v_aᵀ tanh(W_a s + U_a h_j)      (source 003)
 * ``check_local_m_weights``      — Luong's local-m alignment: softmax inside |j − t| ≤ D,
@@ -9,36 +9,40 @@
 
 Each compares the learner's function with the course's reference on random and edge inputs and
 names the mistake when the output equals a known wrong variant. ``seed=`` gives fresh inputs.
+The answers are computed from plain tensor operations: a call into the course's package (its
+``AdditiveAttention`` / ``LuongAttention``, its softmax, its information functions) is refused.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 
 import torch
 
+from .. import metrics as _metrics
+from ..attention import alignment as _alignment
 from ..attention import softmax as _softmax_function
-from ..attention.alignment import AdditiveAttention as _Additive
-from ..attention.alignment import LuongAttention as _Luong
-from ..attention.alignment import _align as _align_function
 from ..chapters.ch02_seq2seq_bottleneck import evaluation as _seq2seq
-from .engine import SOFTMAX_BUILTINS, Case, Refused, check_function, generator, randn
+from .engine import Case, Exercise, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
 _mi_ref = _seq2seq.mutual_information_bits
 _fano_ref = _seq2seq.fano_information_bound
 _bits_ref = _seq2seq.transmitted_bits
-_ALIGNMENT = {
-    "AdditiveAttention.score": _Additive.score,
-    "AdditiveAttention.forward": _Additive.forward,
-    "LuongAttention.score": _Luong.score,
-    "LuongAttention.forward": _Luong.forward,
-    "alignment._align": _align_function,
-}
+# Refused while an answer runs, however it is reached (the source scan refuses every use of the
+# course's package too; this also covers code it cannot read).
+_ALIGNMENT_MODULES = [
+    _alignment.AdditiveAttention.score,
+    _alignment.AdditiveAttention.forward,
+    _alignment.LuongAttention.score,
+    _alignment.LuongAttention.forward,
+    _alignment._align,
+]
 _PACKAGE_INFORMATION = [
+    _metrics.entropy,
+    _metrics.mutual_information,
     _seq2seq.mutual_information_bits,
     _seq2seq.entropy_bits,
     _seq2seq.fano_information_bound,
@@ -53,31 +57,43 @@ randn = functools.partial(randn, dtype=torch.float64)  # this chapter's checks w
 
 
 def _as_float64(value):
-    """A float, a 0-d tensor or a 1-element tensor -> a 0-d float64 tensor (None stays None)."""
-    if value is None:
-        return None
+    """A Python number -> a 0-d float64 tensor; a 1-element tensor -> 0-d, its dtype kept (a
+    float32 answer to float64 inputs is told to keep the inputs' dtype); anything else as it is."""
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             return value  # compared as it is: the shape message says what is wrong
-        return value.detach().reshape(()).to(torch.float64)
-    if isinstance(value, (int, float)):
+        return value.detach().reshape(())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return torch.tensor(float(value), dtype=torch.float64)
     return value
 
 
-def _refused_alignment(*args, **kwargs):
-    raise __import__("attncourse.guard", fromlist=["guard"]).BuiltinCalledError(
-        "attncourse's "
-        + __import__("sys")._getframe().f_code.co_name
-        + " was called: this exercise asks you "
-        "to compute the alignment yourself, from plain tensor operations"
-    )
+def _first_hint(*hints):
+    """A case hint that gives the first of ``hints`` with something to say."""
+
+    def hint(got, expected):
+        return next((h for h in (f(got, expected) for f in hints) if h), None)
+
+    return hint
 
 
-def _refuse_alignment() -> Refused:
-    """While active, the package's alignment modules (``AdditiveAttention`` and ``LuongAttention``:
-    their ``score`` and ``forward``) raise ``BuiltinCalledError``."""
-    return Refused(_ALIGNMENT, _refused_alignment)
+def _float32_hint(got, expected):
+    """Right to float32's precision but not float64's: part of the answer was computed in
+    float32."""
+    if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor):
+        return None
+    if got.shape != expected.shape or got.dtype != expected.dtype or not got.is_floating_point():
+        return None
+    got, expected = got.detach(), expected.detach()
+    if not bool(torch.isfinite(got).all()) or not bool(torch.isfinite(expected).all()):
+        return None
+    if bool(((got - expected).abs() <= 1e-5 * expected.abs().clamp(min=1.0)).all()):
+        return (
+            "right only to float32's precision (about 7 digits): part of the computation ran in "
+            "float32 (a number made a tensor without dtype=torch.float64, as torch.tensor(0.5), "
+            "the log of an integer tensor, or .float()); keep every step in float64"
+        )
+    return None
 
 
 # ------------------------------------------------------------------------- 1: additive scores
@@ -101,17 +117,15 @@ def _additive_case(g, B, S, d_s, d_h, k, dtype=torch.float64, scale=1.0):
     )
 
 
-def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
+def _additive_cases(g) -> list[Case]:
     """fn(s (B, d_s), H (B, S, d_h), W_a (k, d_s), U_a (k, d_h), v_a (k,)) -> scores e (B, S),
     e[b, j] = v_aᵀ tanh(W_a s_b + U_a H[b, j]) (Bahdanau et al. 2015; source 003, additive score).
 
     The scores only: no softmax. From scratch: attncourse's AdditiveAttention / LuongAttention are
     refused.
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
-        Case("B = 2, S = 5, d_s = d_h = k = 4", _additive_case(g, 2, 5, 4, 4, 4)),
+    return [
+        Case("B = S = 3, d_s = d_h = k = 4", _additive_case(g, 3, 3, 4, 4, 4)),
         Case(
             "B = 3, S = 7, d_s = 6, d_h = 8, k = 5 (all sizes differ)",
             _additive_case(g, 3, 7, 6, 8, 5),
@@ -125,6 +139,8 @@ def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
         Case("large inputs (tanh saturates)", _additive_case(g, 1, 4, 3, 3, 3, scale=10.0)),
     ]
 
+
+def _additive_diagnoses():
     def no_tanh(s, H, W, U, v):
         return ((s @ W.T).unsqueeze(1) + H @ U.T) @ v
 
@@ -141,6 +157,12 @@ def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
             return None
         return _additive_ref(s, H, W.T, U.T, v)
 
+    def w_transposed(s, H, W, U, v):
+        return _additive_ref(s, H, W.T, U, v) if W.shape[0] == W.shape[1] else None
+
+    def u_transposed(s, H, W, U, v):
+        return _additive_ref(s, H, W, U.T, v) if U.shape[0] == U.shape[1] else None
+
     def normalised(s, H, W, U, v):
         return _softmax_ref(_additive_ref(s, H, W, U, v), dim=-1)
 
@@ -149,7 +171,16 @@ def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
             return None
         return (H @ s.unsqueeze(-1)).squeeze(-1)
 
-    diagnoses = [
+    def not_broadcast(s, H, W, U, v):  # (B, k) + (B, S, k) lines B up with S
+        return torch.tanh(s @ W.T + H @ U.T) @ v if s.shape[0] == H.shape[1] else None
+
+    def no_v(s, H, W, U, v):
+        return torch.tanh((s @ W.T).unsqueeze(1) + H @ U.T).sum(-1)
+
+    def v_inside(s, H, W, U, v):
+        return torch.tanh(((s @ W.T).unsqueeze(1) + H @ U.T) @ v)
+
+    return [
         (
             "missing the tanh: e_j = v_aᵀ tanh(W_a s + U_a h_j), the non-linearity makes it a "
             "one-hidden-layer network",
@@ -169,6 +200,14 @@ def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
             transposed,
         ),
         (
+            "W_a is used transposed: W_a s is s @ W_a.T for a batch of row vectors s (B, d_s)",
+            w_transposed,
+        ),
+        (
+            "U_a is used transposed: U_a h_j is H @ U_a.T for the rows h_j of H (B, S, d_h)",
+            u_transposed,
+        ),
+        (
             "returned the softmax of the scores: this exercise asks for the scores e_j themselves",
             normalised,
         ),
@@ -177,17 +216,28 @@ def check_additive_scores(fn: Callable, *, seed: int = 0) -> None:
             "Bahdanau's additive score is v_aᵀ tanh(W_a s + U_a h_j)",
             dot_only,
         ),
+        (
+            "W_a s_b was added along the source positions instead of the batch: s @ W_a.T is "
+            "(B, k); make it (B, 1, k) (`.unsqueeze(1)` or `[:, None]`) so that it broadcasts "
+            "over the S positions of H @ U_a.T (B, S, k)",
+            not_broadcast,
+        ),
+        (
+            "missing v_a: the score is v_aᵀ tanh(...), a weighted sum over the k hidden units "
+            "(`tanh(...) @ v_a`), not their plain sum",
+            no_v,
+        ),
+        (
+            "tanh was applied after v_a: first tanh(W_a s + U_a h_j) (k numbers), then the dot "
+            "product with v_a",
+            v_inside,
+        ),
     ]
-    with _refuse_alignment():
-        check_function(
-            fn,
-            _additive_ref,
-            cases,
-            name=getattr(fn, "__name__", None),
-            diagnoses=diagnoses,
-            from_scratch=True,
-            builtins=frozenset(),
-        )
+
+
+check_additive_scores = Exercise(
+    _additive_ref, _additive_cases, diagnoses=_additive_diagnoses(), refuse=_ALIGNMENT_MODULES
+)
 
 
 # ------------------------------------------------------------------------- 2: local-m weights
@@ -207,18 +257,24 @@ def _local_m_ref(scores, t, D):
     return _softmax_ref(scores, dim=-1, mask=_window(scores.shape[-1], t, D))
 
 
-def check_local_m_weights(fn: Callable, *, seed: int = 0) -> None:
+def _local_m_cases(g) -> list[Case]:
     """fn(scores (..., S), t, D) -> weights (..., S): Luong et al.'s local-m alignment for target
     step t (p_t = t): softmax of the scores over the window |j − t| ≤ D, exactly 0 outside.
 
     From scratch: no softmax built-in (nor attncourse's softmax).
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-    cases = [
+    return [
         Case("8 scores, t = 4, D = 2", (randn(g, 8), 4, 2)),
         Case("a (3, 10) batch, t = 5, D = 3", (randn(g, 3, 10, scale=2.0), 5, 3)),
-        Case("the window cut by the start: t = 0, D = 2", (randn(g, 2, 6), 0, 2)),
+        Case(
+            "the window cut by the start: t = 0, D = 2",
+            (randn(g, 2, 6), 0, 2),
+            on_error=(
+                "the window is cut by the start here (t − D < 0): a negative slice start counts "
+                "from the end (`scores[..., -2:3]` is empty), so start the window at "
+                "max(0, t − D), or build it as a mask (j − t).abs() <= D"
+            ),
+        ),
         Case("the window cut by the end: t = 6, D = 3", (randn(g, 2, 7), 6, 3)),
         Case("D = 0: all weight on position t", (randn(g, 2, 5), 2, 0)),
         Case("a window wider than the sequence: plain softmax", (randn(g, 4, 5), 1, 10)),
@@ -234,6 +290,8 @@ def check_local_m_weights(fn: Callable, *, seed: int = 0) -> None:
         Case("float32 scores", (randn(g, 2, 9, dtype=torch.float32), 3, 2)),
     ]
 
+
+def _local_m_diagnoses():
     def not_renormalised(s, t, D):
         return _softmax_ref(s, dim=-1) * _window(s.shape[-1], t, D)
 
@@ -252,7 +310,30 @@ def check_local_m_weights(fn: Callable, *, seed: int = 0) -> None:
     def wide(s, t, D):
         return _softmax_ref(s, dim=-1, mask=_window(s.shape[-1], t, D + 1))
 
-    diagnoses = [
+    def end_excluded(s, t, D):  # scores[..., t - D : t + D]
+        return _softmax_ref(s, dim=-1, mask=_window(s.shape[-1], t, D, hi=D - 1)) if D > 0 else None
+
+    def centred_after(s, t, D):  # t counted from 1
+        return _softmax_ref(s, dim=-1, mask=_window(s.shape[-1], t + 1, D))
+
+    def centred_before(s, t, D):
+        return _softmax_ref(s, dim=-1, mask=_window(s.shape[-1], t - 1, D))
+
+    def negative_start(s, t, D):  # scores[..., t - D : t + D + 1] with t - D < 0
+        if t - D >= 0:
+            return None
+        inside = torch.zeros(s.shape[-1], dtype=torch.bool)
+        inside[t - D : t + D + 1] = True
+        return _softmax_ref(s, dim=-1, mask=inside) if bool(inside.any()) else None
+
+    def wrong_axis(s, t, D):  # normalised over the first axis (rows), not the keys
+        if s.dim() < 2:
+            return None
+        masked = s.masked_fill(~_window(s.shape[-1], t, D), float("-inf"))
+        e = torch.exp(masked - masked.amax(dim=0, keepdim=True))
+        return e / e.sum(dim=0, keepdim=True)
+
+    return [
         (
             "softmax over all positions, then zeroed outside the window: "
             "the weights no longer sum to 1; take the softmax over the window's positions only",
@@ -269,17 +350,40 @@ def check_local_m_weights(fn: Callable, *, seed: int = 0) -> None:
             left_only,
         ),
         ("no window: that is global attention; local-m only reads |j − t| ≤ D", global_),
+        (
+            "the window stops at t + D − 1: a slice's end is excluded, so the window "
+            "t − D ≤ j ≤ t + D is scores[..., t − D : t + D + 1]",
+            end_excluded,
+        ),
+        (
+            "the window is centred at t + 1: positions count from 0, so the window is "
+            "t − D ≤ j ≤ t + D around position t itself",
+            centred_after,
+        ),
+        (
+            "the window is centred at t − 1: it is t − D ≤ j ≤ t + D, around position t itself",
+            centred_before,
+        ),
+        (
+            "near the start, t − D < 0 and a negative slice start counts from the end of the "
+            "sequence: start the window at max(0, t − D)",
+            negative_start,
+        ),
+        (
+            "the weights are normalised over the wrong axis: take the max and the sum over the "
+            "last dimension (the S positions, dim=-1), one softmax per row",
+            wrong_axis,
+        ),
     ]
-    with _refuse_alignment():
-        check_function(
-            fn,
-            _local_m_ref,
-            cases,
-            diagnoses=diagnoses,
-            from_scratch=True,
-            builtins=SOFTMAX_BUILTINS,
-            references=[_softmax_function],
-        )
+
+
+check_local_m_weights = Exercise(
+    _local_m_ref,
+    _local_m_cases,
+    diagnoses=_local_m_diagnoses(),
+    reimplements=("softmax",),
+    refuse=_ALIGNMENT_MODULES,
+)
 
 
 # ------------------------------------------------------------------------- 3: mutual information
@@ -302,15 +406,22 @@ def _h(p):
     return -(nz * nz.log2()).sum()
 
 
-def check_mutual_information(fn: Callable, *, seed: int = 0) -> None:
+def _nan_hint_mi(got, expected):
+    if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
+        return (
+            "log of 0 gives -inf and 0 · (-inf) = NaN: leave out the cells where p(x, y) = 0 "
+            "(0 log 0 = 0)"
+        )
+    return None
+
+
+def _mi_cases(g) -> list[Case]:
     """fn(joint (|X|, |Y|) float64, non-negative, sums to 1) -> I(X; Y) in **bits** (a float or
     a 0-d tensor).
 
     I(X; Y) = Σ_{x,y} p(x, y) log2 [p(x, y) / (p(x) p(y))], with 0 log 0 = 0. From scratch:
     attncourse's information functions are refused.
     """
-    __tracebackhide__ = True
-    g = generator(seed)
     V = 4
     copy = torch.eye(V, dtype=torch.float64) / V  # Y = X, uniform: log2 V bits
     px, py = (
@@ -320,24 +431,29 @@ def check_mutual_information(fn: Callable, *, seed: int = 0) -> None:
     independent = (px / px.sum())[:, None] * (py / py.sum())[None, :]  # 0 bits
     many_to_one = torch.zeros(8, 2, dtype=torch.float64)
     many_to_one[torch.arange(8), torch.arange(8) % 2] = 1 / 8  # Y = X mod 2: 1 bit
-    cases = [
+    return [
         Case(
             "Y = X, 4 equally likely values (2 bits)",
             (copy,),
-            hint=lambda got, exp: (
-                "log of 0 gives -inf and 0 · (-inf) = NaN: leave out the cells where p(x, y) = 0 "
-                "(0 log 0 = 0)"
-                if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any())
-                else None
-            ),
+            hint=_first_hint(_nan_hint_mi, _float32_hint),
         ),
-        Case("a random (4, 4) table", (_table(g, 4, 4),)),
-        Case("independent X, Y (0 bits)", (independent,)),
-        Case("Y = X mod 2 over 8 values (1 bit)", (many_to_one,)),
-        Case("a random (3, 6) table with zeros", (_table(g, 3, 6, zeros=0.4),)),
-        Case("a single x (0 bits)", (torch.full((1, 4), 0.25, dtype=torch.float64),)),
+        Case("a random (4, 4) table", (_table(g, 4, 4),), hint=_float32_hint),
+        Case("independent X, Y (0 bits)", (independent,), hint=_float32_hint),
+        Case("Y = X mod 2 over 8 values (1 bit)", (many_to_one,), hint=_float32_hint),
+        Case(
+            "a random (3, 6) table with zeros",
+            (_table(g, 3, 6, zeros=0.4),),
+            hint=_first_hint(_nan_hint_mi, _float32_hint),
+        ),
+        Case(
+            "a single x (0 bits)",
+            (torch.full((1, 4), 0.25, dtype=torch.float64),),
+            hint=_float32_hint,
+        ),
     ]
 
+
+def _mi_diagnoses():
     def nats(joint):
         return _mi_tensor(joint) * _LN2
 
@@ -357,7 +473,21 @@ def check_mutual_information(fn: Callable, *, seed: int = 0) -> None:
     def sum_of_entropies(joint):
         return _h(joint.sum(1)) + _h(joint.sum(0)) + _h(joint)
 
-    diagnoses = [
+    def not_outer(joint):  # p(x) (|X|,) times p(y) (|Y|,) without a new axis
+        if joint.shape[0] != joint.shape[1]:
+            return None
+        ratio = joint / (joint.sum(1) * joint.sum(0))
+        nz = joint > 0
+        return (joint[nz] * ratio[nz].log2()).sum()
+
+    def sign_flipped(joint):
+        return -_mi_tensor(joint)
+
+    def unweighted(joint):
+        ratio = joint / (joint.sum(1, keepdim=True) * joint.sum(0, keepdim=True))
+        return ratio[joint > 0].log2().sum()
+
+    return [
         ("the answer is in nats: use log2 (or divide by ln 2) for bits", nats),
         ("that is the joint entropy H(X, Y); I(X; Y) = H(X) + H(Y) − H(X, Y)", joint_entropy),
         (
@@ -367,21 +497,31 @@ def check_mutual_information(fn: Callable, *, seed: int = 0) -> None:
         ),
         ("that is H(X); the information Y carries about X also needs H(X | Y) subtracted", h_x),
         ("H(X, Y) must be subtracted: I(X; Y) = H(X) + H(Y) − H(X, Y)", sum_of_entropies),
+        (
+            "p(x) p(y) must be the outer product, a (|X|, |Y|) table: joint.sum(1) and "
+            "joint.sum(0) are both 1-D, so give them the axis they lost (keepdim=True, or "
+            "[:, None] and [None, :])",
+            not_outer,
+        ),
+        (
+            "the sign is flipped: I(X; Y) = Σ p(x, y) log2 [p(x, y) / (p(x) p(y))] ≥ 0",
+            sign_flipped,
+        ),
+        (
+            "missing the weight p(x, y): I(X; Y) sums p(x, y) · log2 [p(x, y) / (p(x) p(y))], "
+            "not the logs alone",
+            unweighted,
+        ),
     ]
-    name = getattr(fn, "__name__", "your function")
-    encoded = [(m, w) for m, w in diagnoses]
-    check_function(
-        lambda joint: _as_float64(fn(joint)),
-        _mi_tensor,
-        cases,
-        name=name,
-        diagnoses=encoded,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=_PACKAGE_INFORMATION,
-        atol=1e-8,
-        rtol=1e-6,
-    )
+
+
+check_mutual_information = Exercise(
+    _mi_tensor,
+    _mi_cases,
+    diagnoses=_mi_diagnoses(),
+    refuse=_PACKAGE_INFORMATION,
+    convert=_as_float64,
+)
 
 
 # ------------------------------------------------------------------- 4: bits through the bottleneck
@@ -391,82 +531,132 @@ def _bits_tensor(accuracy, num_tokens):
     return torch.tensor(_bits_ref(accuracy, num_tokens), dtype=torch.float64)
 
 
-def _fano_sum(accuracy, num_tokens, log=math.log2, error=True, extra=True, reduce=sum):
+def _fano_sum(
+    accuracy,
+    num_tokens,
+    log=math.log2,
+    error=True,
+    extra=True,
+    reduce=sum,
+    entropy_log=None,
+    entropy_sign=-1.0,
+    first=None,
+    second=None,
+):
+    """Σ_i [log V − h(p_i) − p_i log(V − 1)] and its mistakes: ``entropy_log`` the log of h,
+    ``entropy_sign`` the sign h enters with, ``first`` / ``second`` the numbers whose logs stand
+    where log V / log(V − 1) belong."""
+    entropy_log = log if entropy_log is None else entropy_log
+    first = num_tokens if first is None else first
+    second = num_tokens - 1 if second is None else second
     terms = []
     for a in accuracy.tolist():
         p = 1.0 - a if error else a
-        h = sum(-q * log(q) for q in (p, 1.0 - p) if q > 0)
-        terms.append(log(num_tokens) - h - (p * log(num_tokens - 1) if extra else 0.0))
+        h = sum(-q * entropy_log(q) for q in (p, 1.0 - p) if q > 0)
+        terms.append(log(first) + entropy_sign * h - (p * log(second) if extra else 0.0))
     return torch.tensor(float(reduce(terms)), dtype=torch.float64)
 
 
-def check_bottleneck_bits(fn: Callable, *, seed: int = 0) -> None:
+def _nan_hint(got, expected):
+    if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
+        return "NaN at accuracy 1 (or 0): p log p with p = 0 must count as 0"
+    return None
+
+
+_bits_hint = _first_hint(_nan_hint, _float32_hint)
+
+
+def _bits_cases(g) -> list[Case]:
     """fn(position_accuracy (n,) float64 in [0, 1], num_tokens V) -> bits (a float or 0-d tensor):
     Σ_i [log2 V − h(p_i) − p_i log2(V − 1)], p_i = 1 − accuracy_i the error rate at position i and
     h the binary entropy in bits (0 log 0 = 0): Fano's lower bound on I(X; Y) ≤ I(X; C) ≤ H(C).
+
+    Every term is ≥ 0 (a KL divergence from the uniform distribution, 0 only at chance accuracy
+    1/V), so the reference's clipping at 0 only removes round-off: the sum as written and the
+    clipped sum agree for every accuracy, below chance too.
     """
-    __tracebackhide__ = True
-    g = generator(seed)
-
-    def nan_hint(got, exp):
-        if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
-            return "NaN at accuracy 1 (or 0): p log p with p = 0 must count as 0"
-        return None
-
-    cases = [
+    return [
         Case(
             "5 positions, V = 20",
             (torch.rand(5, generator=g, dtype=torch.float64) * 0.5 + 0.5, 20),
-            hint=nan_hint,
+            hint=_bits_hint,
         ),
         Case(
             "perfect accuracy at 10 positions, V = 20 (10 log2 20 bits)",
             (torch.ones(10, dtype=torch.float64), 20),
-            hint=nan_hint,
+            hint=_bits_hint,
         ),
         Case(
             "chance accuracy 1/V everywhere (0 bits)",
             (torch.full((6,), 0.1, dtype=torch.float64), 10),
-            hint=nan_hint,
+            hint=_bits_hint,
         ),
         Case(
             "30 positions of decreasing accuracy, V = 20",
             (torch.linspace(1.0, 0.05, 30, dtype=torch.float64), 20),
-            hint=nan_hint,
+            hint=_bits_hint,
         ),
         Case(
             "binary tokens (V = 2)",
             (torch.tensor([0.9, 0.75, 0.5], dtype=torch.float64), 2),
-            hint=nan_hint,
+            hint=_bits_hint,
+        ),
+        Case(
+            "accuracies below chance 1/V, down to 0 (each term stays ≥ 0), V = 20",
+            (
+                torch.cat(
+                    [
+                        torch.tensor([0.0, 0.05], dtype=torch.float64),
+                        torch.rand(4, generator=g, dtype=torch.float64) * 0.05,
+                    ]
+                ),
+                20,
+            ),
+            hint=_bits_hint,
         ),
     ]
-    diagnoses = [
-        ("the answer is in nats: use log2 for bits", lambda a, V: _fano_sum(a, V, log=math.log)),
-        (
-            "used the accuracy as p: p_i is the error rate, 1 − accuracy_i",
-            lambda a, V: _fano_sum(a, V, error=False),
-        ),
-        (
-            "missing the term p log2(V − 1): an error can be any of the V − 1 wrong tokens",
-            lambda a, V: _fano_sum(a, V, extra=False),
-        ),
-        (
-            "averaged over positions: the bound on I(X; Y) is the SUM over positions",
-            lambda a, V: _fano_sum(a, V, reduce=lambda t: sum(t) / len(t)),
-        ),
-    ]
-    check_function(
-        lambda a, V: _as_float64(fn(a, V)),
-        _bits_tensor,
-        cases,
-        name=getattr(fn, "__name__", None),
-        diagnoses=diagnoses,
-        from_scratch=True,
-        builtins=frozenset(),
-        references=_PACKAGE_INFORMATION,
-        atol=1e-8,
-        rtol=1e-6,
-    )
+
+
+_BITS_DIAGNOSES = [
+    ("the answer is in nats: use log2 for bits", lambda a, V: _fano_sum(a, V, log=math.log)),
+    (
+        "used the accuracy as p: p_i is the error rate, 1 − accuracy_i",
+        lambda a, V: _fano_sum(a, V, error=False),
+    ),
+    (
+        "missing the term p log2(V − 1): an error can be any of the V − 1 wrong tokens",
+        lambda a, V: _fano_sum(a, V, extra=False),
+    ),
+    (
+        "averaged over positions: the bound on I(X; Y) is the SUM over positions",
+        lambda a, V: _fano_sum(a, V, reduce=lambda t: sum(t) / len(t)),
+    ),
+    (
+        "the last term is p log2 V: an error is one of the V − 1 OTHER tokens, p log2(V − 1)",
+        lambda a, V: _fano_sum(a, V, second=V),
+    ),
+    (
+        "log2 V and log2(V − 1) are swapped: the bound is log2 V − h(p) − p log2(V − 1)",
+        lambda a, V: _fano_sum(a, V, first=V - 1, second=V),
+    ),
+    (
+        "h(p) was added: Fano's bound subtracts it, log2 V − h(p) − p log2(V − 1)",
+        lambda a, V: _fano_sum(a, V, entropy_sign=1.0),
+    ),
+    (
+        "h(p) is in nats while log2 V is in bits: use log2 in the binary entropy too",
+        lambda a, V: _fano_sum(a, V, entropy_log=math.log),
+    ),
+]
+
+
+check_bottleneck_bits = Exercise(
+    _bits_tensor,
+    _bits_cases,
+    diagnoses=_BITS_DIAGNOSES,
+    refuse=_PACKAGE_INFORMATION,
+    convert=_as_float64,
+)
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from ..chapters.ch04_gradient_paths import (
 )
 from ..metrics import effective_span as _effective_span_ref
 from ..metrics import information_coverage as _coverage_ref
-from .engine import Case, Exercise, randn
+from .engine import PRECISION, Case, Exercise, randn
 
 _Tensor = torch.Tensor
 
@@ -160,6 +160,15 @@ check_rnn_jacobian = Exercise(
             lambda W, h, t: _product(W, h, t, _D, steps=list(range(h.shape[0] - 1, t - 1, -1))),
         ),
         (
+            "one step too few: the newest factor D_T W_hh (row T−1, the last state) belongs to "
+            "the product too; it runs over rows T−1 down to t+1",
+            lambda W, h, t: (
+                _product(W, h, t, _D, steps=list(range(h.shape[0] - 2, t, -1)))
+                if t < h.shape[0] - 1
+                else None
+            ),
+        ),
+        (
             "the states are already tanh(a_s), so tanh'(a_s) = 1 − h_s²; do not apply tanh again",
             lambda W, h, t: _product(
                 W, h, t, lambda W, h, s: (1 - torch.tanh(h[s]) ** 2)[:, None] * W
@@ -218,6 +227,10 @@ def _effective_span_cases(g) -> list[Case]:
             "cross-attention: 3 queries over 7 keys, eps = 0.1",
             (_softmax_rows(g, 3, 7), 0.1),
             hint=hint,
+            on_error=(
+                "here T ≠ S: the |i − j| table is (T, S), i over the queries "
+                "(weights.shape[-2], the rows) and j over the keys (weights.shape[-1])"
+            ),
         ),
         Case(
             "uniform weights 1/8 with eps = 0.2: no key counts, span 0",
@@ -249,6 +262,18 @@ def _wrong_signed(w, eps):
     return torch.where(w > eps, d, torch.zeros_like(d)).amax(dim=-1).clamp(min=0)
 
 
+def _wrong_axis(w, eps):
+    if w.shape[-1] != w.shape[-2]:
+        return None
+    d = _distances(w)
+    return torch.where(w > eps, d, torch.zeros_like(d)).amax(dim=-2)
+
+
+def _counted_positions(w, eps):
+    d = _distances(w)
+    return torch.where(w > eps, d + 1, torch.zeros_like(d)).amax(dim=-1)
+
+
 def _wrong_index(w, eps):
     j = torch.arange(w.shape[-1]).expand(w.shape)
     return torch.where(w > eps, j, torch.zeros_like(j)).amax(dim=-1)
@@ -273,6 +298,21 @@ check_effective_span = Exercise(
             "counted the keys above eps (that is the coverage |R(i)| of Eq. 14.3.8); "
             "the span is the largest |i − j|",
             lambda w, eps: _coverage_ref(w, eps),
+        ),
+        (
+            "the maximum was taken over the queries (dim=-2): the span of query i is the "
+            "largest distance over its keys j, a max over the last dimension (dim=-1)",
+            _wrong_axis,
+        ),
+        (
+            "off by one: the span is the distance |i − j| (0 for the query's own position), "
+            "not the number of positions from i to j",
+            _counted_positions,
+        ),
+        (
+            "off by one: the span is the distance |i − j| (0 for the query's own position), "
+            "not the number of positions from i to j",
+            lambda w, eps: _effective_span_ref(w, eps) + 1,
         ),
     ],
 )
@@ -350,10 +390,13 @@ def _one_hop(w, eps):
 
 
 def _no_zero_diagonal(w, eps):
+    """A search that never sets dist[i, i] = 0: the diagonal holds the shortest cycle through i
+    (1 for a self-edge A_ii > eps), or inf."""
     d = _path_lengths_ref(w, eps)
-    edges = (w > eps).to(torch.float64)
-    diag = torch.where(edges.diagonal() > 0, 1.0, math.inf).to(torch.float64)
-    return d - torch.diag(d.diagonal()) + torch.diag(diag) if torch.isfinite(diag).all() else None
+    steps = torch.where(w > eps, 1.0 + d.T, math.inf).to(torch.float64)  # i -> k, then k ~> i
+    cycle = steps.amin(dim=-1)  # (n,)
+    off = ~torch.eye(w.shape[0], dtype=torch.bool)
+    return torch.where(off, d, torch.diag(cycle))
 
 
 def _encoded(wrong):
@@ -395,6 +438,11 @@ check_path_lengths = Exercise(
             "the diagonal must be 0 (Eq. 5.4.5: dist(i, i) = 0), even where A_ii > eps",
             _encoded(_no_zero_diagonal),
         ),
+        (
+            "weights equal to eps were counted as edges: an edge i → j needs "
+            "weights[i, j] > eps (strictly)",
+            _encoded(lambda w, eps: _shortest_path_lengths(w >= eps)),
+        ),
     ],
 )
 
@@ -420,7 +468,7 @@ def _clip_cases(g) -> list[Case]:
 
     Global norm ||g|| = sqrt(sum of every entry squared, over all tensors); if ||g|| > max_norm
     every tensor is multiplied by max_norm / ||g|| (the reference uses max_norm / (||g|| + 1e-6)
-    capped at 1, as torch).
+    capped at 1, as torch; the rule as written, without ε, passes too: see ``_clip_scale``).
     """
     return [
         Case("one (3, 4) gradient of norm ~35, max_norm = 1", ((randn(g, 3, 4, scale=10.0),), 1.0)),
@@ -441,6 +489,10 @@ def _clip_cases(g) -> list[Case]:
             "all-zero gradients (norm 0)",
             ((torch.zeros(3, dtype=torch.float64), torch.zeros(2, 2, dtype=torch.float64)), 1.0),
             hint="a zero gradient must stay zero (no division by a zero norm)",
+            on_error=(
+                "the global norm is 0 here: divide by it only when ||g|| > max_norm (or add a "
+                "small ε, as torch does: max_norm / (||g|| + 1e-6)); a zero gradient stays zero"
+            ),
         ),
         Case(
             "float32 gradients, max_norm = 0.5",
@@ -472,9 +524,36 @@ def _squared(grads, max_norm):
     return _scaled(grads, min(1.0, max_norm / n)) if n > 0 else None
 
 
+def _never_clipped(grads, max_norm):  # max(1, ·) instead of min(1, ·)
+    n = _global_norm(grads)
+    return tuple(grads) if n > max_norm else None
+
+
+def _inverted(grads, max_norm):
+    n = _global_norm(grads)
+    return _scaled(grads, n / max_norm) if n > max_norm else None
+
+
+def _root_mean_square(grads, max_norm):
+    count = sum(gr.numel() for gr in grads)
+    n = _global_norm(grads) / math.sqrt(count) if count else 0.0
+    return _scaled(grads, min(1.0, max_norm / n)) if n > 0 and count > 1 else None
+
+
+# Where ||g|| > max_norm, the rule as written (scale max_norm / ||g||) and torch's
+# max_norm / (||g|| + 1e-6) (the reference's) are both right, and so is an ε inside the square
+# root: they differ by about ε / ||g||, far above float64's precision. Answers are compared to
+# this relative precision at least; every mistake the diagnoses name is off by far more.
+_EPSILON_CONVENTIONS = 1e-6
+
+
 def _clip_scale(grads, max_norm) -> float:
-    """The magnitude the clipped answer is computed at: the gradients' own largest entry."""
-    return max(float(gr.abs().max()) if gr.numel() else 0.0 for gr in grads)
+    """The magnitude the clipped answer is compared at: the gradients' own largest entry, and at
+    least the one at which the tolerance (PRECISION units of the dtype's precision) reaches the
+    relative difference between the ε conventions, ``_EPSILON_CONVENTIONS``."""
+    largest = max((float(gr.abs().max()) for gr in grads if gr.numel()), default=0.0)
+    dtype = next((gr.dtype for gr in grads if gr.is_floating_point()), torch.float64)
+    return max(largest, _EPSILON_CONVENTIONS / (PRECISION * torch.finfo(dtype).eps))
 
 
 check_clip_gradients = Exercise(
@@ -505,6 +584,21 @@ check_clip_gradients = Exercise(
             _sum_of_norms,
         ),
         ("used the squared norm; take the square root of the sum of squares", _squared),
+        (
+            "returned the gradients unchanged although ||g|| > max_norm: then every tensor is "
+            "multiplied by max_norm / ||g|| (scale = min(1, max_norm / ||g||), not max)",
+            _never_clipped,
+        ),
+        (
+            "the ratio is upside down: the scale is max_norm / ||g||, which is < 1 when the "
+            "gradients are too large",
+            _inverted,
+        ),
+        (
+            "used the root mean square of the entries; the global norm is the square root of "
+            "the SUM of all squared entries, not of their mean",
+            _root_mean_square,
+        ),
     ],
 )
 

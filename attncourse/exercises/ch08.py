@@ -1,6 +1,6 @@
 """Checks for chapter 08's exercises: LayerNorm, RMSNorm, BatchNorm statistics in training mode,
 a highway layer and its full Jacobian — each compared with a reference on random and edge inputs,
-with the common mistakes named (built on ``attncourse.exercises.check_function``).
+with the common mistakes named (declared as ``attncourse.exercises.engine.Exercise``).
 
 The normalization exercises are from scratch: ``F.layer_norm``, ``F.rms_norm``, ``F.batch_norm``
 (and the ``nn`` modules, and ``attncourse.norms``' own layers) fail the check. The Jacobian
@@ -11,6 +11,7 @@ other inputs.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -44,16 +45,17 @@ def _layer_norm_cases(g):
 
     constant = torch.full((2, 5), 3.0)
     constant[1] = torch.arange(5.0)
-    cases = [
-        Case("a (4, 6) batch of token vectors", (randn(g, 4, 6, scale=3.0, shift=1.0), *affine(6))),
+    cases = [  # the square batch first: a reduction without keepdim=True is named, not raised;
+        # float64 next: a mistake about eps shows there, far above round-off
         Case(
             "a (5, 5) batch (as many tokens as features)", (randn(g, 5, 5, scale=2.0), *affine(5))
         ),
-        Case("a (2, 3, 8) tensor (batch, time, features)", (randn(g, 2, 3, 8), *affine(8))),
         Case(
             "float64 inputs",
             (randn(g, 3, 7, dtype=torch.float64, scale=4.0), *affine(7, torch.float64)),
         ),
+        Case("a (4, 6) batch of token vectors", (randn(g, 4, 6, scale=3.0, shift=1.0), *affine(6))),
+        Case("a (2, 3, 8) tensor (batch, time, features)", (randn(g, 2, 3, 8), *affine(8))),
         Case("eps = 0.5 given explicitly", (randn(g, 3, 4, scale=0.5), *affine(4)), {"eps": 0.5}),
         Case(
             "a constant row (σ = 0: the output must be β, not NaN)",
@@ -63,9 +65,13 @@ def _layer_norm_cases(g):
                 "so it gives (x − μ)·0 + β"
             ),
         ),
-        Case(
+        Case(  # spread 30, so E[x²] − μ² (a correct formula, if a less careful one) keeps 13
+            # digits in float64 and passes: precision is not this exercise's lesson
             "features around 1000",
-            (randn(g, 3, 6, shift=1000.0, dtype=torch.float64), *affine(6, torch.float64)),
+            (
+                randn(g, 3, 6, scale=30.0, shift=1000.0, dtype=torch.float64),
+                *affine(6, torch.float64),
+            ),
         ),
         Case("one feature (d = 1: x̂ = 0, the output is β)", (randn(g, 4, 1), *affine(1))),
     ]
@@ -91,6 +97,19 @@ def _layer_norm_cases(g):
                 else None
             ),
         ),
+        # before 'no eps': where eps = 0.5 is given, 1e-5 and 0 may both match
+        (
+            "the eps argument was ignored: use the eps the function is given, not a fixed 1e-5",
+            lambda x, gamma, beta, eps=1e-5: (
+                _layer_norm_ref(x, gamma, beta, 1e-5) if eps != 1e-5 else None
+            ),
+        ),
+        (
+            "no eps: x̂ = (x − μ) / √(σ² + ε) needs ε, both for the value and for constant rows",
+            lambda x, gamma, beta, eps=1e-5: _layer_norm_ref(x, gamma, beta, 0.0),
+        ),
+        # after 'no eps': where a small σ lets eps matter in float32, ε outside the root can be
+        # as close to a missing eps as to the answer
         (
             "eps was added to the standard deviation; it belongs inside the square root: √(σ² + ε)",
             lambda x, gamma, beta, eps=1e-5: (
@@ -101,8 +120,13 @@ def _layer_norm_cases(g):
             ),
         ),
         (
-            "no eps: x̂ = (x − μ) / √(σ² + ε) needs ε, both for the value and for constant rows",
-            lambda x, gamma, beta, eps=1e-5: _layer_norm_ref(x, gamma, beta, 0.0),
+            "divided by the variance σ² + ε: divide by its square root, √(σ² + ε)",
+            lambda x, gamma, beta, eps=1e-5: (
+                (x - x.mean(-1, keepdim=True))
+                / (x.var(-1, unbiased=False, keepdim=True) + eps)
+                * gamma
+                + beta
+            ),
         ),
         (
             "the statistics were taken over the wrong axis: LayerNorm uses the last dimension "
@@ -123,6 +147,10 @@ def _layer_norm_cases(g):
         (
             "γ and β in the wrong order: y = γ · x̂ + β, not (x̂ + β) · γ",
             lambda x, gamma, beta, eps=1e-5: (_layer_norm_ref(x, 1.0, 0.0, eps) + beta) * gamma,
+        ),
+        (
+            "γ and β are swapped: γ (gamma) scales x̂ and β (beta) shifts it, y = γ · x̂ + β",
+            lambda x, gamma, beta, eps=1e-5: _layer_norm_ref(x, beta, gamma, eps),
         ),
         (
             "the mean was not subtracted: that is RMSNorm; LayerNorm centres first (x − μ)",
@@ -164,11 +192,11 @@ def _rms_norm_cases(g):
 
     zero = torch.zeros(2, 4)
     zero[1] = torch.tensor([1.0, -2.0, 0.5, 0.0])
-    cases = [
+    cases = [  # the square batch first: a reduction without keepdim=True is named, not raised
+        Case("a (5, 5) batch (as many tokens as features)", (randn(g, 5, 5), gamma(5))),
         Case(
             "a (4, 6) batch with a non-zero mean", (randn(g, 4, 6, scale=2.0, shift=1.5), gamma(6))
         ),
-        Case("a (5, 5) batch", (randn(g, 5, 5), gamma(5))),
         Case("a (2, 3, 8) tensor", (randn(g, 2, 3, 8, scale=3.0), gamma(8))),
         Case("float64 inputs", (randn(g, 3, 7, dtype=torch.float64), gamma(7, torch.float64))),
         Case("eps = 0.25 given explicitly", (randn(g, 3, 4, scale=0.3), gamma(4)), {"eps": 0.25}),
@@ -187,6 +215,10 @@ def _rms_norm_cases(g):
         (
             "divided by the norm ‖x‖ instead of the root mean square √(mean x²): off by √d",
             lambda x, gamma, eps=1e-6: x / torch.sqrt((x * x).sum(-1, keepdim=True) + eps) * gamma,
+        ),
+        (
+            "the eps argument was ignored: use the eps the function is given, not a fixed 1e-6",
+            lambda x, gamma, eps=1e-6: _rms_norm_ref(x, gamma, 1e-6) if eps != 1e-6 else None,
         ),
         (
             "no eps: divide by √(mean(x²) + ε); ε matters for the value and keeps a zero row at 0",
@@ -212,6 +244,15 @@ def _rms_norm_cases(g):
         (
             "γ is missing: y = x / √(mean(x²) + ε) · γ",
             lambda x, gamma, eps=1e-6: _rms_norm_ref(x, 1.0, eps),
+        ),
+        (
+            "a reduction without keepdim=True broadcast along the wrong axis: "
+            "use (x * x).mean(dim=-1, keepdim=True)",
+            lambda x, gamma, eps=1e-6: (
+                x / torch.sqrt((x * x).mean(-1) + eps) * gamma
+                if x.dim() == 2 and x.shape[0] == x.shape[1]
+                else None
+            ),
         ),
     ]
     return cases, diagnoses
@@ -257,15 +298,19 @@ def _batch_norm_train_cases(g):
             "a (8, 3) batch, channels with different means",
             (randn(g, 8, 3) * 2 + offsets, *affine(3)),
         ),
+        Case(  # a mistake about eps shows here, far above round-off
+            "float64 inputs",
+            (randn(g, 6, 5, dtype=torch.float64, scale=3.0), *affine(5, torch.float64)),
+        ),
         Case(
             "a (4, 4) batch (as many samples as channels)", (randn(g, 4, 4, scale=2.0), *affine(4))
         ),
-        Case(
-            "a (4, 3, 5) batch of sequences (N, C, L)", (randn(g, 4, 3, 5, shift=1.0), *affine(3))
+        Case(  # L = C: a (C,) tensor against the wrong axis broadcasts, so the mistake is named
+            "a (3, 4, 4) batch of sequences (N, C, L) with L = C",
+            (randn(g, 3, 4, 4, scale=2.0) + torch.arange(4.0).view(1, 4, 1), *affine(4)),
         ),
         Case(
-            "float64 inputs",
-            (randn(g, 6, 5, dtype=torch.float64, scale=3.0), *affine(5, torch.float64)),
+            "a (4, 3, 5) batch of sequences (N, C, L)", (randn(g, 4, 3, 5, shift=1.0), *affine(3))
         ),
         Case("two samples (N = 2)", (randn(g, 2, 3), *affine(3))),
         Case("eps = 0.5 given explicitly", (randn(g, 5, 2, scale=0.5), *affine(2)), {"eps": 0.5}),
@@ -298,7 +343,62 @@ def _batch_norm_train_cases(g):
             _batch_shape(x)
         )
 
+    def along_last_axis(statistics, parameters, centred_by_misplaced_mean=False):
+        """The (C,) statistics and/or parameters used without reshaping: against an (N, C, L)
+        input with L = C they line up with L, not C (with L ≠ C they do not broadcast at all)."""
+
+        def wrong(x, gamma, beta, eps=1e-5):
+            if x.dim() != 3 or x.shape[1] != x.shape[2]:
+                return None
+            mu = x.mean(dim=(0, 2), keepdim=True)  # (1, C, 1)
+            var = ((x - mu) ** 2).mean(dim=(0, 2), keepdim=True)  # (1, C, 1)
+            if statistics:
+                mu = mu.view(-1)  # (C,), against L
+                var = ((x - mu) ** 2).mean((0, 2)) if centred_by_misplaced_mean else var.view(-1)
+            shape = (-1,) if parameters else (1, -1, 1)
+            return (x - mu) / torch.sqrt(var + eps) * gamma.view(shape) + beta.view(shape)
+
+        return wrong
+
+    keepdim_missing = (
+        "the mean and variance of shape (C,) (a reduction without keepdim=True) line up with "
+        "the last axis (L) of an (N, C, L) input, not the channels: reduce with keepdim=True, "
+        "so they have shape (1, C, 1)"
+    )
+
+    def with_eps(wrong_eps, outside=False):
+        def wrong(x, gamma, beta, eps=1e-5):
+            if wrong_eps(eps) == eps and not outside:
+                return None
+            dims, shape = _batch_dims(x), _batch_shape(x)
+            mu = x.mean(dim=dims, keepdim=True)
+            var = ((x - mu) ** 2).mean(dim=dims, keepdim=True)
+            std = var.sqrt() + wrong_eps(eps) if outside else torch.sqrt(var + wrong_eps(eps))
+            return (x - mu) / std * gamma.view(shape) + beta.view(shape)
+
+        return wrong
+
     diagnoses = [
+        (
+            "γ and β of shape (C,) were not reshaped: against an (N, C, L) input they line up "
+            "with the last axis (L), not the channels; reshape them to (1, C, 1), e.g. "
+            "gamma.view(1, -1, 1)",
+            along_last_axis(statistics=False, parameters=True),
+        ),
+        *[
+            (keepdim_missing, along_last_axis(True, parameters, centred))
+            for parameters in (True, False)
+            for centred in (False, True)
+        ],
+        (
+            "the eps argument was ignored: use the eps the function is given, not a fixed 1e-5",
+            with_eps(lambda eps: 1e-5),
+        ),
+        ("no eps: divide by √(σ² + ε)", with_eps(lambda eps: 0.0)),
+        (
+            "eps was added to the standard deviation; it belongs inside the square root: √(σ² + ε)",
+            with_eps(lambda eps: eps, outside=True),
+        ),
         (
             "statistics per sample over its channels: that is LayerNorm; BatchNorm takes, "
             "for every channel, the mean and variance over the batch (Eq. 5.3.8)",
@@ -413,6 +513,27 @@ def _highway_layer_cases(g):
             "that is a residual block, y = x + H: a highway layer weighs H and x by T and 1 − T",
             lambda x, W_H, b_H, W_T, b_T: x + _relu(x @ W_H + b_H),
         ),
+        (
+            "H uses tanh: this layer's transform is H = ReLU(x W_H + b_H) (Eq. 5.3.4)",
+            lambda x, W_H, b_H, W_T, b_T: (
+                torch.tanh(x @ W_H + b_H) * _sigmoid(x @ W_T + b_T)
+                + x * (1 - _sigmoid(x @ W_T + b_T))
+            ),
+        ),
+        (
+            "T has no sigmoid: the gate is T = σ(x W_T + b_T), a number in (0, 1) per feature",
+            lambda x, W_H, b_H, W_T, b_T: (
+                _relu(x @ W_H + b_H) * (x @ W_T + b_T) + x * (1 - (x @ W_T + b_T))
+            ),
+        ),
+        (
+            "the biases are missing: H = ReLU(x W_H + b_H) and T = σ(x W_T + b_T)",
+            lambda x, W_H, b_H, W_T, b_T: _highway_ref(x, W_H, 0.0, W_T, 0.0),
+        ),
+        (
+            "b_T is missing: the gate is T = σ(x W_T + b_T), and b_T sets how much it carries",
+            lambda x, W_H, b_H, W_T, b_T: _highway_ref(x, W_H, b_H, W_T, 0.0),
+        ),
     ]
     return cases, diagnoses
 
@@ -451,6 +572,28 @@ def _highway_jacobian_without_relu_derivative(x, W_H, b_H, W_T, b_T):
     return T[:, None] * W_H.T + torch.diag(1 - T) + ((H - x) * T * (1 - T))[:, None] * W_T.T
 
 
+def _highway_jacobian_terms(
+    x,
+    W_H,
+    b_H,
+    W_T,
+    b_T,
+    transpose_H=True,
+    transpose_T=True,
+    gate_factor=lambda H, x: H - x,
+    sigmoid_derivative=lambda T: T * (1 - T),
+):
+    """The full Jacobian with one part changed (the mistakes, for the diagnoses); None where the
+    change makes no difference (d = 1)."""
+    if x.shape[-1] == 1 and not (transpose_H and transpose_T):
+        return None
+    z = x @ W_H + b_H
+    H, T = _relu(z), _sigmoid(x @ W_T + b_T)
+    dH = (z > 0).to(x.dtype)[:, None] * (W_H.T if transpose_H else W_H)
+    dT = sigmoid_derivative(T)[:, None] * (W_T.T if transpose_T else W_T)
+    return T[:, None] * dH + torch.diag(1 - T) + gate_factor(H, x)[:, None] * dT
+
+
 def _highway_jacobian_cases(g):
     """fn(x (d,), W_H, b_H, W_T, b_T) -> J (d, d), J[i, j] = ∂y_i/∂x_j of a highway layer, by hand.
 
@@ -465,7 +608,21 @@ def _highway_jacobian_cases(g):
             (randn(g, d), randn(g, d, d), torch.zeros(d), randn(g, d, d), torch.full((d,), -30.0)),
         )
     )
+
+    def gate_term_missing_where_relu_is_off(x, W_H, b_H, W_T, b_T):
+        """Where every H_i = 0, a missing gate term and one without −x give the same J."""
+        if bool((x @ W_H + b_H > 0).any()):
+            return None
+        return _highway_jacobian_printed(x, W_H, b_H, W_T, b_T)
+
     diagnoses = [
+        (
+            "the gate-derivative term is missing or lacks −x: on this input every H_i = 0 (ReLU "
+            "off), so the term is −x_i T_i (1 − T_i) W_T[j, i]; in general it is "
+            "(H_i − x_i) T_i (1 − T_i) W_T[j, i], since ∂/∂T [T H + (1 − T) x] = H − x "
+            "(the carry term depends on T too)",
+            gate_term_missing_where_relu_is_off,
+        ),
         (
             "the gate-derivative term (H − x) · ∂T/∂x is missing: that is Eq. (5.3.5) as printed, "
             "which treats T as a constant; T depends on x through sigmoid(x W_T + b_T), "
@@ -484,6 +641,27 @@ def _highway_jacobian_cases(g):
         (
             "the carry term's derivative (1 − T) · I is missing",
             lambda *a: _highway_jacobian_ref(*a) - torch.diag(1 - _sigmoid(a[0] @ a[3] + a[4])),
+        ),
+        *[
+            (
+                "W where Wᵀ belongs: z_i = Σ_j x_j W[j, i], so ∂z_i/∂x_j = W[j, i] "
+                "(row i of J uses column i of W, i.e. row i of Wᵀ)",
+                functools.partial(_highway_jacobian_terms, transpose_H=h, transpose_T=t),
+            )
+            for h, t in ((False, False), (False, True), (True, False))
+        ],
+        (
+            "the gate term's sign is flipped: ∂/∂T [T H + (1 − T) x] = H − x, not x − H",
+            functools.partial(_highway_jacobian_terms, gate_factor=lambda H, x: x - H),
+        ),
+        (
+            "the gate term lacks −x: ∂/∂T [T H + (1 − T) x] = H − x (the carry term depends on T "
+            "too)",
+            functools.partial(_highway_jacobian_terms, gate_factor=lambda H, x: H),
+        ),
+        (
+            "the sigmoid's derivative is σ'(u) = T (1 − T), not T",
+            functools.partial(_highway_jacobian_terms, sigmoid_derivative=lambda T: T),
         ),
     ]
     return cases, diagnoses

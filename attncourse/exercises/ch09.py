@@ -1,6 +1,8 @@
-"""Checks for chapter 09's exercises (Pre-LN vs Post-LN stability), built on
-``attncourse.exercises.check_function``: each compares the learner's function with the reference
-on random and edge inputs and names the usual mistakes.
+"""Checks for chapter 09's exercises (Pre-LN vs Post-LN stability), declared as
+``attncourse.exercises.engine.Exercise``: each compares the learner's function with the reference
+on random and edge inputs and names the usual mistakes. The chapter's own ``warmup_schedule``,
+``update_data_ratio`` and ``deepnorm_constants`` (which the notebook imports) are refused as
+answers, and so is a LayerNorm built-in in the block exercise.
 """
 
 from __future__ import annotations
@@ -9,12 +11,8 @@ import math
 
 import torch
 
+from ..chapters import ch09_pre_ln_vs_post_ln as _chapter
 from .engine import Case, Exercise
-
-
-def _g(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
 
 # ---------------------------------------------------------------------------- Pre-LN block
 
@@ -93,6 +91,31 @@ def _pre_ln_block_cases(g):
             "norm1 and norm2 are swapped: norm1 goes before attn, norm2 before ffn",
             lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n2(x))),
         ),
+        (
+            "norm1 was used twice: each sublayer has its own LayerNorm, norm1 before attn and "
+            "norm2 before ffn",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n1(x))),
+        ),
+        (
+            "the attention sublayer is missing its residual: x ← x + attn(LN₁(x))",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n2(h)))(a(n1(x))),
+        ),
+        (
+            "the sublayers' outputs were normalised, x + LN(F(x)); Pre-LN normalises their "
+            "inputs: x + F(LN(x)) (Eq. 5.3.11)",
+            lambda x, a, f, n1, n2: (lambda h: h + n2(f(h)))(x + n1(a(x))),
+        ),
+        (
+            "the sublayers are in the wrong order: attention first (with norm1), then the FFN "
+            "(with norm2)",
+            lambda x, a, f, n1, n2: (lambda h: h + a(n2(h)))(x + f(n1(x))),
+        ),
+        (
+            "a LayerNorm was applied to the block's output: a Pre-LN block returns the residual "
+            "stream as it is, x + ffn(LN₂(x)) (a model adds one final LayerNorm after its last "
+            "block, not after each)",
+            lambda x, a, f, n1, n2: (lambda h: n2(h + f(n2(h))))(x + a(n1(x))),
+        ),
     ]
     return cases, diagnoses
 
@@ -146,6 +169,30 @@ def _warmup_schedule_cases(g):
                 p * (torch.arange(s, dtype=torch.float64) + 1) / wu if wu > 0 else None
             ),
         ),
+        (
+            "the ramp starts at 0 and reaches the peak at t = warmup − 1 (as "
+            "linspace(0, peak, warmup) does): step t = 0 already trains, with peak/warmup; "
+            "use (t + 1) / warmup",
+            lambda s, p, wu: (
+                p * torch.clamp(torch.arange(s, dtype=torch.float64) / (wu - 1), max=1.0)
+                if wu > 1
+                else None
+            ),
+        ),
+        (
+            "integer division: (t + 1) // warmup is 0 until the warm-up ends; "
+            "divide with / to get the fraction",
+            lambda s, p, wu: (
+                p * torch.clamp((torch.arange(s, dtype=torch.float64) + 1) // wu, max=1.0)
+                if wu > 0
+                else None
+            ),
+        ),
+        (
+            "the schedule is float32: the exercise asks for a float64 tensor "
+            "(e.g. torch.arange(steps, dtype=torch.float64))",
+            lambda s, p, wu: _warmup_ref(s, p, wu).float(),
+        ),
     ]
     return cases, diagnoses
 
@@ -153,6 +200,7 @@ def _warmup_schedule_cases(g):
 check_warmup_schedule = Exercise(
     _warmup_ref,
     _warmup_schedule_cases,
+    refuse=(_chapter.warmup_schedule,),
 )
 
 
@@ -195,6 +243,20 @@ def _update_data_ratio_cases(g):
             "i.e. use .std()",
             lambda b, a: (a - b).norm() / b.norm(),
         ),
+        (
+            "you returned the ratio of variances: take standard deviations (the square roots)",
+            lambda b, a: (a - b).var() / b.var(),
+        ),
+        (
+            "one standard deviation divides by n and the other by n − 1: use the same for both "
+            "(the ratio is then the same whichever you choose)",
+            lambda b, a: (a - b).std(correction=0) / b.std(),
+        ),
+        (
+            "one standard deviation divides by n and the other by n − 1: use the same for both "
+            "(the ratio is then the same whichever you choose)",
+            lambda b, a: (a - b).std() / b.std(correction=0),
+        ),
     ]
     return cases, diagnoses
 
@@ -202,6 +264,7 @@ def _update_data_ratio_cases(g):
 check_update_data_ratio = Exercise(
     _ratio_ref,
     _update_data_ratio_cases,
+    refuse=(_chapter.update_data_ratio,),
 )
 
 
@@ -235,6 +298,20 @@ def _deepnorm_constants_cases(g):
             "square roots instead of fourth roots: α = (2N)^¼, β = (8N)^−¼",
             lambda n: torch.tensor([(2 * n) ** 0.5, (8 * n) ** -0.5], dtype=torch.float64),
         ),
+        (
+            "the 2 and the 8 are swapped: α = (2N)^¼, β = (8N)^−¼",
+            lambda n: torch.tensor([(8 * n) ** 0.25, (2 * n) ** -0.25], dtype=torch.float64),
+        ),
+        (
+            "(3N)^¼ and (12N)^−¼ are the decoder's constants in an encoder–decoder model; "
+            "an encoder-only model uses α = (2N)^¼, β = (8N)^−¼",
+            lambda n: torch.tensor([(3 * n) ** 0.25, (12 * n) ** -0.25], dtype=torch.float64),
+        ),
+        (
+            "the tensor is float32, torch.tensor's default for Python floats: "
+            "pass dtype=torch.float64",
+            lambda n: _deepnorm_ref(n).float(),
+        ),
     ]
     return cases, diagnoses
 
@@ -242,4 +319,5 @@ def _deepnorm_constants_cases(g):
 check_deepnorm_constants = Exercise(
     _deepnorm_ref,
     _deepnorm_constants_cases,
+    refuse=(_chapter.deepnorm_constants,),
 )

@@ -18,6 +18,7 @@ from attncourse.chapters.ch02_seq2seq_bottleneck import (
     make_target,
     source_bits,
     source_position,
+    target_length,
     true_alignment,
 )
 
@@ -45,6 +46,25 @@ def test_tasks_copy_and_reverse():
     assert min(lengths) == 5 and max(lengths) == 9
 
 
+def test_tasks_duplicate_and_merge_are_one_to_many_and_many_to_one():
+    src = torch.tensor([[1, 2, 3, 4, 5], [6, 0, 6, 1, 2]])
+    assert make_target("duplicate", src).tolist() == [
+        [1, 1, 2, 2, 3, 3, 4, 4, 5, 5],
+        [6, 6, 0, 0, 6, 6, 1, 1, 2, 2],
+    ]
+    assert make_target("merge", src, 7).tolist() == [[3, 0, 5], [6, 0, 2]]  # (x0 + x1) mod 7 ...
+    assert make_target("merge", src[:, :4], 7).tolist() == [[3, 0], [6, 0]]  # even length
+    assert [target_length(t, 5) for t in ("copy", "reverse", "duplicate", "merge")] == [5, 5, 10, 3]
+    dup = true_alignment("duplicate", 3)
+    assert dup.shape == (6, 3) and dup.sum(0).tolist() == [2.0, 2.0, 2.0]  # two rows per column
+    merge = true_alignment("merge", 5)
+    assert merge.tolist() == [[1, 1, 0, 0, 0], [0, 0, 1, 1, 0], [0, 0, 0, 0, 1]]
+    assert [source_position("duplicate", t, 3) for t in range(6)] == [0, 0, 1, 1, 2, 2]
+    x, y = make_batch("merge", 4, 9, 11, torch.Generator().manual_seed(2))
+    assert x.shape == (4, 9) and y.shape == (4, 5) and int(y.max()) < 11
+    assert torch.equal(y[:, -1], x[:, -1])  # a lone last token is kept
+
+
 @pytest.mark.parametrize(
     "call, fragment",
     [
@@ -53,8 +73,11 @@ def test_tasks_copy_and_reverse():
         (lambda: make_batch("copy", 0, 3), "batch_size"),
         (lambda: make_batch("copy", 2, 3, num_tokens=1), "num_tokens"),
         (lambda: make_target("copy", torch.zeros(3, dtype=torch.long)), "(B, n)"),
+        (lambda: make_target("merge", torch.zeros(2, 3, dtype=torch.long)), "num_tokens"),
         (lambda: length_schedule(3, 5, 4), "max_length"),
         (lambda: source_position("copy", 5, 5), "t must be in"),
+        (lambda: source_position("duplicate", 6, 3), "t must be in"),
+        (lambda: source_position("merge", 0, 4), "two source positions"),
     ],
 )
 def test_data_bad_inputs_raise_clear_errors(call, fragment):
@@ -185,6 +208,17 @@ def test_greedy_decoding_equals_teacher_forced_argmax_on_its_own_output(kind):
         ),
         (lambda: s2s.train_seq2seq(s2s.chapter_model("none", **SMALL), steps=0), "steps"),
         (lambda: s2s.diagonal_fraction(torch.ones(3, 4)), "(..., n, n)"),
+        (lambda: s2s.diagonal_fraction(torch.ones(3, 3), "duplicate"), "(..., 2n, n)"),
+        (lambda: s2s.diagonal_fraction(torch.ones(2, 3), "merge"), "alignment_mass"),
+        (lambda: s2s.alignment_mass(torch.ones(3, 3), "merge"), "need 2 rows"),
+        (
+            lambda: s2s.decoding_traces(
+                {"none": s2s.chapter_model("none", **SMALL)},
+                "duplicate",
+                torch.zeros(1, 3, dtype=torch.long),
+            ),
+            "square tasks",
+        ),
         (lambda: s2s.entropy_bits([0.5, 0.6]), "sum to 1"),
         (lambda: s2s.mutual_information_bits([0.5, 0.5]), "2-D"),
         (lambda: s2s.fano_information_bound(1.5, 4), "error_rate"),
@@ -219,6 +253,73 @@ def test_training_learns_copy_with_attention_and_shows_progress(capsys):
     assert "quick" in capsys.readouterr().err  # the tqdm bar
 
 
+@pytest.mark.parametrize("task", ["duplicate", "merge"])
+def test_models_train_and_decode_tasks_whose_target_length_differs(task):
+    model = s2s.chapter_model("general", seed=0, **SMALL)
+    s2s.train_seq2seq(model, task, steps=2, min_length=3, max_length=5, progress=False)
+    src, tgt = make_batch(task, 2, 5, 7, torch.Generator().manual_seed(0))
+    logits, weights = model(src, tgt)
+    assert logits.shape == (2, target_length(task, 5), 7) and weights.shape[1:] == (tgt.shape[1], 5)
+    tokens, greedy_weights = s2s.greedy_decode(model, src, steps=tgt.shape[1])
+    assert tokens.shape == tgt.shape and greedy_weights.shape == weights.shape
+    assert s2s.accuracy_by_length(model, task, [4, 5], samples=3).shape == (2,)
+    mass = s2s.alignment_mass(greedy_weights, task)
+    assert mass.shape == tgt.shape and bool(((mass >= 0) & (mass <= 1 + 1e-6)).all())
+
+
+def test_pair_sensitivity_counts_output_changes_per_member_of_the_pair():
+    model = s2s.chapter_model("general", seed=0, **SMALL)
+    src, _ = make_batch("merge", 3, 6, 7, torch.Generator().manual_seed(1))
+    sensitivity = s2s.pair_sensitivity(model, src, shift=3)
+    assert sensitivity.shape == (2,) and bool(((sensitivity >= 0) & (sensitivity <= 1)).all())
+    with pytest.raises(ValueError, match="one pair"):
+        s2s.pair_sensitivity(model, src[:, :1])
+    with pytest.raises(ValueError, match="multiple of V"):
+        s2s.pair_sensitivity(model, src, shift=7)
+
+
+def test_alignment_mass_and_duplicate_peaks_on_exact_alignments():
+    dup = s2s.true_alignment("duplicate", 4)  # (8, 4), one-hot rows
+    assert s2s.diagonal_fraction(dup, "duplicate", band=0) == 1.0
+    assert s2s.peak_offsets(dup, "duplicate").tolist() == [0] * 8
+    assert torch.allclose(s2s.alignment_mass(dup, "duplicate"), torch.ones(8))
+    split = s2s.true_alignment("merge", 4) / 2  # (2, 4): half the weight on each of the pair
+    assert torch.allclose(s2s.alignment_mass(split, "merge"), torch.ones(2))
+    assert torch.allclose(
+        s2s.alignment_mass(torch.full((2, 4), 0.25), "merge"), torch.full((2,), 0.5)
+    )
+
+
+@pytest.mark.parametrize("kind", s2s.ATTENTION_KINDS)
+def test_decoding_flops_is_what_torch_flop_counter_counts(kind):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    sizes = [s2s.CHAPTER_SIZES, {**SMALL, "dec_hidden": 6, "attn_hidden": 3}]
+    for model_sizes in sizes[:1] if kind == "dot" else sizes:
+        model = s2s.chapter_model(kind, **model_sizes)
+        for n, task in ((1, "copy"), (6, "reverse"), (5, "duplicate"), (7, "merge")):
+            source = torch.zeros(1, n, dtype=torch.long)
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                s2s.greedy_decode(model, source, steps=target_length(task, n))
+            assert s2s.decoding_flops(model, n, task) == counter.get_total_flops(), (kind, n)
+
+
+def test_parameter_count_and_decoding_flops_follow_the_sizes():
+    none = s2s.chapter_model("none", **s2s.CHAPTER_SIZES)
+    wide = s2s.chapter_model("none", **s2s.chapter_sizes("none, wide"))
+    dot = s2s.chapter_model("dot", **s2s.CHAPTER_SIZES)
+    assert s2s.parameter_count(none) == sum(p.numel() for p in none.parameters())
+    assert s2s.parameter_count(wide) > 3 * s2s.parameter_count(none)
+    # without attention every step costs the same: the count grows linearly with n
+    f10, f20 = s2s.decoding_flops(none, 10), s2s.decoding_flops(none, 20)
+    assert f20 - f10 == 10 * (f10 - s2s.decoding_flops(none, 9))
+    assert s2s.decoding_flops(dot, 30) < s2s.decoding_flops(wide, 30)
+    assert s2s.decoding_flops(dot, 20, "duplicate") > s2s.decoding_flops(dot, 20)  # 40 steps
+    with torch.random.fork_rng(devices=[]):
+        other = s2s.Seq2Seq(**none.config)
+    assert s2s.decoding_flops(other, 12) == s2s.decoding_flops(none, 12)  # weights do not matter
+
+
 def test_training_is_deterministic_and_the_chapter_path_round_trips(tmp_path):
     a = s2s.train_chapter_models(["local-m"], progress=False, steps=3, max_length=6)["local-m"][0]
     b = s2s.train_chapter_models(["local-m"], progress=False, steps=3, max_length=6)["local-m"][0]
@@ -227,6 +328,7 @@ def test_training_is_deterministic_and_the_chapter_path_round_trips(tmp_path):
     s2s.save_chapter_models({"local-m": a}, path, {"note": "test"})
     loaded = s2s.load_chapter_models(path)["local-m"]
     assert loaded.kind == "local-m" and s2s.load_chapter_info(path) == {"note": "test"}
+    assert loaded.config == a.config
     for (k, p), q in zip(a.state_dict().items(), loaded.state_dict().values()):
         assert torch.equal(p.half().float(), q), k  # stored in float16
     with pytest.raises(ValueError, match="has no model"):
@@ -268,8 +370,11 @@ def shipped():
 
 
 def test_shipped_weights_are_small_and_complete(shipped):
-    assert s2s.WEIGHTS_PATH.stat().st_size < 400_000
+    assert s2s.WEIGHTS_PATH.stat().st_size < 600_000
     assert list(shipped) == list(s2s.CHAPTER_MODELS)
+    for name, model in shipped.items():
+        kind = s2s.CHAPTER_MODELS[name][0]
+        assert model.config == s2s.chapter_model(kind, **s2s.chapter_sizes(name)).config, name
 
 
 def test_shipped_models_reproduce_the_bottleneck(shipped):
@@ -281,6 +386,29 @@ def test_shipped_models_reproduce_the_bottleneck(shipped):
     assert float(acc["none"][1]) <= 0.4
     for name in ("additive", "general"):
         assert float(acc[name][1]) >= 0.8 and float(acc[name][1] - acc["none"][1]) >= 0.4, name
+
+
+def test_shipped_wide_fixed_context_still_collapses_where_cheaper_attention_does_not(shipped):
+    acc = {
+        name: float(s2s.accuracy_by_length(shipped[name], "copy", [30], samples=60)[0])
+        for name in ("none", "none, wide", "none, wide, seed 1", "dot")
+    }
+    for name in ("none, wide", "none, wide, seed 1"):
+        assert acc[name] <= 0.4 and acc["dot"] - acc[name] >= 0.4, (name, acc)
+    assert s2s.parameter_count(shipped["dot"]) < s2s.parameter_count(shipped["none, wide"])
+
+
+@pytest.mark.parametrize("seed_name", ["", ", seed 1"])
+def test_shipped_one_to_many_and_many_to_one_alignments(shipped, seed_name):
+    src, _ = make_batch("copy", 20, 10, 20, torch.Generator().manual_seed(10))
+    dup = s2s.alignment_matrices(shipped["general, duplicate" + seed_name], src, steps=20)
+    assert s2s.diagonal_fraction(dup, "duplicate", band=0) >= 0.85
+    merge_model = shipped["general, merge" + seed_name]
+    merge = s2s.alignment_matrices(merge_model, src, steps=5)
+    assert float(s2s.alignment_mass(merge, "merge").mean()) >= 0.9
+    # one state per row (it holds both tokens), yet the output depends on both tokens
+    assert float(merge.amax(-1).mean()) >= 0.85
+    assert float(s2s.pair_sensitivity(merge_model, src).min()) >= 0.9
 
 
 def test_shipped_alignments_are_diagonal_and_local_m_needs_monotonic_order(shipped):

@@ -313,6 +313,92 @@ def test_gaussian_rnn_information_against_monte_carlo_free_formula_for_one_dimen
     )
 
 
+def test_information_is_a_monotone_function_of_the_gradient_and_blind_to_its_scale():
+    # Lemma 14.3.20 (chapter 04, section 10): I(k) = -(d/2) ln(1 - ||g(k)||^2 / (d s)) exactly
+    d, T, rho = 6, 30, 0.85
+    W = gp.scaled_orthogonal(d, rho, torch.Generator().manual_seed(1))
+    ks = [0, 2, 5, 20]
+    info = gp.gaussian_rnn_information(W, torch.eye(d, dtype=DT), T, ks)
+    s = sum(rho ** (2 * m) for m in range(T))
+    assert info == pytest.approx(
+        [-d / 2 * math.log(1 - d * rho ** (2 * k) / (d * s)) for k in ks], rel=1e-9
+    )
+    scaled = gp.gaussian_rnn_information(W, 1e-3 * torch.eye(d, dtype=DT), T, ks)
+    assert scaled == pytest.approx(info, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------ biases
+
+
+def test_attention_without_positions_is_permutation_equivariant_and_with_them_is_not():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 2).double()
+    x = torch.randn(2, 7, 16, dtype=DT)
+    perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
+    assert gp.permutation_gap(lambda v: mha(v)[0], x, perm) < 1e-12
+    pe = torch.randn(7, 16, dtype=DT)
+    assert gp.permutation_gap(lambda v: mha(v + pe)[0], x, perm) > 1e-3
+    assert gp.permutation_gap(lambda v: mha(v, causal=True)[0], x, perm) > 1e-3  # a mask orders
+
+
+def test_convolution_is_shift_equivariant_away_from_the_borders():
+    torch.manual_seed(0)
+    conv = nn.Conv1d(3, 4, 3, padding=1).double()  # zero padding: the borders differ
+    x = torch.randn(2, 3, 30, dtype=DT)
+    assert gp.shift_gap(conv, x, 4, border=1) < 1e-12
+    assert gp.shift_gap(conv, x, -3, border=1) < 1e-12
+    assert gp.shift_gap(conv, x, 4) > 1e-3  # the first shifted position sees the zero padding
+
+
+def test_attention_stack_pre_ln_is_a_residual_sum_post_ln_is_not():
+    torch.manual_seed(0)
+    layers = [MultiHeadAttention(8, 2).double() for _ in range(2)]
+    norms = [nn.LayerNorm(8).double() for _ in range(2)]
+    x = 1.0 + 2.0 * torch.randn(1, 5, 8, dtype=DT)
+    with torch.no_grad():
+        states, updates = gp.attention_stack(x, layers, norms, "pre")
+        assert len(states) == 3 and len(updates) == 2
+        assert_close(states[-1], x + updates[0] + updates[1])
+        assert_close(updates[1], layers[1](norms[1](states[1]))[0])
+        post, post_updates = gp.attention_stack(x, layers, norms, "post")
+        assert_close(post[1], norms[0](x + layers[0](x)[0]))  # Eq. (5.4.8)
+        assert float((post[-1] - x - sum(post_updates)).abs().max()) > 0.1
+    with pytest.raises(ValueError, match="'post' or 'pre'"):
+        gp.attention_stack(x, layers, norms, "sandwich")
+    with pytest.raises(ValueError, match="one norm per layer"):
+        gp.attention_stack(x, layers, norms[:1], "pre")
+
+
+def test_averaging_information_against_the_gaussian_covariance():
+    alpha = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=DT)
+    d = 3
+    info = gp.averaging_information(alpha, d)
+    for j in range(4):  # (o, v_j) per feature: Var o = sum a^2, Cov = a_j, Var v_j = 1
+        cov = torch.tensor([[float((alpha**2).sum()), alpha[j]], [alpha[j], 1.0]], dtype=DT)
+        expected = d * 0.5 * math.log(float(cov[0, 0]) / float(torch.linalg.det(cov)))
+        assert float(info[j]) == pytest.approx(expected, rel=1e-12)
+    uniform = gp.averaging_information(torch.full((2, 10), 0.1, dtype=DT), 4)
+    assert torch.allclose(uniform, torch.full((2, 10), 2 * math.log(10 / 9), dtype=DT))
+    one_hot = gp.averaging_information(torch.tensor([0.0, 1.0, 0.0], dtype=DT))
+    assert one_hot[0] == 0 and math.isinf(float(one_hot[1]))
+
+
+def test_local_task_and_its_models():
+    x, y = gp.local_batch(3, 6, 5, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (3, 6)
+    assert torch.equal(y[:, 0], x[:, 0]) and torch.equal(y[:, 1:], (x[:, 1:] + x[:, :-1]) % 5)
+    torch.manual_seed(0)
+    conv, att = gp.LocalConv(5, 8), gp.LocalAttention(5, 6, 8)
+    assert conv(x).shape == att(x).shape == (3, 6, 5)
+    # causal: the outputs at position i do not depend on later tokens
+    x2 = x.clone()
+    x2[:, 4:] = (x2[:, 4:] + 1) % 5
+    for model in (conv, att):
+        assert torch.allclose(model(x)[:, :4], model(x2)[:, :4], atol=1e-6)
+    accuracy = gp.train_local(gp.LocalConv(), 16, steps=3, progress=False)
+    assert 0.0 <= accuracy <= 1.0
+
+
 # ------------------------------------------------------------------------------ metrics
 
 

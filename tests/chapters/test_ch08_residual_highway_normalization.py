@@ -13,11 +13,14 @@ from attncourse.chapters.ch08_residual_highway_normalization import (
     NORM_TYPES,
     DeepStack,
     DepthPlot,
+    attention_stack,
     depth_caption,
     depth_experiment,
     depth_widget,
     depth_widget_update,
+    identity_targets,
     layer_statistics,
+    near_identity_fit,
     teacher_task,
     train_stacks,
 )
@@ -184,7 +187,9 @@ def test_layer_statistics_match_an_independent_computation():
     for layer in model[1:-1]:
         h.append(layer(h[-1]))
     loss = nn.functional.cross_entropy(model[-1](h[-1]), y)
-    grads = torch.autograd.grad(loss, h)
+    weights = [layer[0].weight for layer in model[1:-1]]
+    all_grads = torch.autograd.grad(loss, h + weights)  # layer outputs, then layer weights
+    grads, weight_grads = all_grads[: len(h)], all_grads[len(h) :]
     torch.testing.assert_close(stats.gradient_norm, torch.stack([gr.norm() for gr in grads]))
     torch.testing.assert_close(
         stats.activation_rms, torch.stack([t.pow(2).mean().sqrt() for t in h]).detach()
@@ -193,7 +198,73 @@ def test_layer_statistics_match_an_independent_computation():
     off_diagonal = (u @ u.T).sum() - 16
     assert stats.cosine[3].item() == pytest.approx(off_diagonal.item() / (16 * 15), rel=1e-5)
     assert stats.loss == pytest.approx(loss.item(), rel=1e-6)
-    assert torch.isnan(stats.gate_mean).all()
+    assert torch.isnan(stats.gate_mean).all() and torch.isnan(stats.gate_bias_gradient).all()
+    torch.testing.assert_close(stats.weight_gradient, torch.stack([w.norm() for w in weight_grads]))
+
+
+def test_highway_parameter_gradients_are_the_chapter_s_formulas():
+    """∂L/∂W_H carries T and ∂L/∂b_T carries (H − h)·T(1 − T), layer by layer."""
+    stats = layer_statistics("highway", 5, width=8, batch=16, seed=3, gate_bias=-2.0)
+    stack = DeepStack("highway", 5, 8, seeds=(3,), gate_bias=-2.0)
+    g = torch.Generator().manual_seed(10_003)
+    x = torch.randn(16, 20, generator=g)
+    y = torch.randint(10, (16,), generator=g)
+    model = stack.member_modules(0)
+    h = [model[0](x)]
+    for layer in model[1:-1]:
+        h.append(layer(h[-1]))
+    loss = nn.functional.cross_entropy(model[-1](h[-1]), y)
+    upstream = torch.autograd.grad(loss, h[1:])  # ∂L/∂y of every highway layer
+    for i, (layer, up) in enumerate(zip(model[1:-1], upstream)):
+        x_in = h[i].detach()
+        z = layer.transform[0](x_in)
+        T = layer.transform_gate(x_in)
+        d_W_H = (up * T * (z > 0)).T @ x_in  # (out, in) as nn.Linear stores it
+        d_b_T = (up * (torch.relu(z) - x_in) * T * (1 - T)).sum(0)
+        assert stats.weight_gradient[i].item() == pytest.approx(d_W_H.norm().item(), rel=1e-4)
+        assert stats.gate_bias_gradient[i].item() == pytest.approx(d_b_T.norm().item(), rel=1e-4)
+
+
+def test_the_gate_bias_trade_off_the_chapter_describes():
+    """Through the stack T → 0 is best; for the layers' own weights it is worst (depth 50)."""
+    smallest = {
+        bias: layer_statistics("highway", 50, gate_bias=bias).weight_gradient.min().item()
+        for bias in (-10.0, -4.0, 0.0)
+    }
+    assert smallest[-4.0] > 10 * smallest[-10.0] and smallest[-4.0] > 10 * smallest[0.0]
+    carry = layer_statistics("highway", 50, gate_bias=-10.0)
+    assert carry.gradient_norm[0] / carry.gradient_norm[-1] > 0.9
+
+
+def test_near_identity_targets_favour_the_residual_form_on_a_third_seed():
+    """The notebook asserts these for seeds 0 and 1."""
+    fit = {
+        (t, r): near_identity_fit(t, r, seed=2) for t in ("near", "mirror") for r in (True, False)
+    }
+
+    def steps_to(errors, level=1e-2):
+        below = (errors < level).nonzero()
+        return int(below[0]) if len(below) else len(errors)
+
+    assert 4 * steps_to(fit["near", True]) <= steps_to(fit["near", False])
+    assert fit["near", True][-1] < fit["near", False][-1] / 2
+    assert fit["mirror", True][-1] > 2 * fit["mirror", False][-1]
+    x, near = identity_targets("near", n=10, d=3, seed=4)
+    _, mirror = identity_targets("mirror", n=10, d=3, seed=4)
+    torch.testing.assert_close(near + mirror, 2 * (near - x))  # the same wiggle, ±x
+    with pytest.raises(ValueError, match="target must be one of"):
+        identity_targets("far")
+
+
+def test_attention_stacks_with_and_without_the_residual():
+    identity = attention_stack(True, branch_scale=0.0, depth=4)
+    assert identity.gradient_ratio == pytest.approx(1.0, abs=1e-12)
+    assert identity.spread_out == pytest.approx(identity.spread_in, abs=1e-12)
+    for scale in (1.0, 0.01):  # the notebook asserts the same for seed 0
+        kept = attention_stack(True, scale, seed=1)
+        lost = attention_stack(False, scale, seed=1)
+        assert 0.5 < kept.gradient_ratio < 2 and kept.spread_out > 0.5
+        assert lost.gradient_ratio < 1e-6 and lost.spread_out < 1e-9
 
 
 def test_the_failure_modes_the_chapter_describes():

@@ -69,6 +69,36 @@ def test_init_gradients_reproduce_xiong_fig3_contrast():
     )  # Pre-LN stream grows
 
 
+def test_pre_ln_s_tilt_comes_from_the_branches_not_the_final_norm():
+    """Chapter 09 §2: dropping the final LayerNorm keeps the fall of the per-layer gradient,
+    cutting the branch terms J_F J_LN out of the backward pass removes it (another seed pair)."""
+    kw = {"dtype": torch.float64, "seeds": (2, 3)}
+    tilt = {}
+    for name, switch in (
+        ("built", {}),
+        ("no final norm", {"final_norm": False}),
+        ("identity paths", {"through_branches": False}),
+    ):
+        w2 = init_gradients("pre", 12, **kw, **switch)["w2"]
+        tilt[name] = w2[-1] / w2[0]
+    assert tilt["built"] <= 0.8 and abs(tilt["no final norm"] / tilt["built"] - 1) < 0.25
+    assert tilt["identity paths"] >= 0.9
+    cut = init_gradients("pre", 3, through_branches=False, dtype=torch.float64)
+    assert np.allclose(cut["dx"], cut["dx"][-1])  # ∂L/∂x_l = ∂L/∂x_N for every l
+    full = init_gradients("pre", 3, dtype=torch.float64)
+    assert np.allclose(cut["rms"], full["rms"])  # the same forward pass
+    with pytest.raises(ValueError, match="norm='pre'"):
+        init_gradients("post", 3, final_norm=False)
+
+
+def test_the_notebook_s_learning_rate_cells_hold_on_another_seed():
+    """Chapter 09 §7 on seed 1: at 6 layers without warm-up Post-LN learns at 3e-3, not at 5e-3;
+    Pre-LN learns at 3e-2."""
+    assert train_copy("post", 6, 3e-3, 0, seed=1).final_accuracy >= 0.9
+    assert train_copy("post", 6, 5e-3, 0, seed=1).final_accuracy < 0.9
+    assert train_copy("pre", 6, 3e-2, 0, seed=1).final_accuracy >= 0.9
+
+
 def test_the_notebook_s_headline_holds_on_another_seed():
     """Chapter 09 runs seed 0; the same asserts on seed 1 (Xiong et al. 2020, Fig. 2's effect)."""
     post = train_copy("post", 6, 1e-2, 0, seed=1)

@@ -1,13 +1,21 @@
-"""Chapter 08's exercise checks pass correct solutions and name each common mistake specifically;
-from-scratch checks refuse the built-ins, the Jacobian check refuses automatic differentiation."""
+"""Chapter 08's exercise checks: correct answers in every style a learner plausibly writes pass
+the visible check and the notebook's hidden seeds; each common mistake fails with a message that
+names it; built-ins, the course's own layers and automatic differentiation are refused, wherever
+they are imported from."""
+
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 from exercise_helpers import blank, fails
 from torch import nn
+from torch.autograd.functional import jacobian  # the notebook imports it too
+from torch.nn.functional import layer_norm as bound_layer_norm
 
+import attncourse.chapters.ch08_residual_highway_normalization.stacks as chapter_stacks
 import attncourse.norms
+from attncourse.blocks import Highway
 from attncourse.exercises.ch08 import (
     check_batch_norm_train,
     check_highway,
@@ -16,7 +24,27 @@ from attncourse.exercises.ch08 import (
     check_rms_norm,
 )
 
-# ----------------------------------------------------------------------- correct solutions
+# the visible seed, the notebook's hidden ones (ch08_*_test: 21 to 25), and a few more
+HIDDEN_SEEDS = (0, 21, 22, 23, 24, 25, 7, 2024)
+COUNTS = {  # cases per seed
+    check_layer_norm: 8,
+    check_rms_norm: 6,
+    check_batch_norm_train: 8,
+    check_highway: 6,
+    check_highway_jacobian: 6,
+}
+CHECKS = tuple(COUNTS)
+
+
+def fails_on_every_seed(check, answer, fragment, seeds=HIDDEN_SEEDS[:6]):
+    """``check(answer, seed=s)`` fails for each seed with a message containing ``fragment``."""
+    for seed in seeds:
+        with pytest.raises(AssertionError) as info:
+            check(answer, seed=seed)
+        assert fragment in str(info.value), f"seed {seed}: {info.value}"
+
+
+# ------------------------------------------------------------------------------- LayerNorm
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -25,8 +53,70 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return (x - mu) / torch.sqrt(var + eps) * gamma + beta
 
 
+def layer_norm_var_mean(x, gamma, beta, eps=1e-5):
+    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+    return (x - mu) * torch.rsqrt(var + eps) * gamma + beta
+
+
+def layer_norm_in_float64(x, gamma, beta, eps=1e-5):
+    y = x.double()
+    centred = y - y.mean(-1, keepdim=True)
+    var = centred.pow(2).mean(-1, keepdim=True)
+    return (centred / (var + eps).sqrt() * gamma.double() + beta.double()).to(x.dtype)
+
+
+def layer_norm_by_rows(x, gamma, beta, eps=1e-5):
+    d = x.shape[-1]
+    rows = []
+    for row in x.reshape(-1, d):
+        mu = row.sum() / d
+        var = ((row - mu) ** 2).sum() / d
+        rows.append(gamma * (row - mu) / (var + eps) ** 0.5 + beta)
+    return torch.stack(rows).reshape(x.shape)
+
+
+def layer_norm_one_pass(x, gamma, beta, eps=1e-5):  # Var = E[x²] − μ², in einsum
+    d = x.shape[-1]
+    mu = torch.einsum("...d->...", x).unsqueeze(-1) / d
+    var = torch.einsum("...d,...d->...", x, x).unsqueeze(-1) / d - mu * mu
+    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
+
+
+def layer_norm_std(x, gamma, beta, eps=1e-5):
+    sigma = x.std(dim=-1, unbiased=False, keepdim=True)
+    return torch.addcmul(beta, (x - x.mean(-1, keepdim=True)) / (sigma**2 + eps).sqrt(), gamma)
+
+
+# --------------------------------------------------------------------------------- RMSNorm
+
+
 def rms_norm(x, gamma, eps=1e-6):
     return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * gamma
+
+
+def rms_norm_vector_norm(x, gamma, eps=1e-6):
+    rms = torch.linalg.vector_norm(x, dim=-1, keepdim=True) / math.sqrt(x.shape[-1])
+    return gamma * x / torch.sqrt(rms**2 + eps)
+
+
+def rms_norm_in_float64(x, gamma, eps=1e-6):
+    y = x.double()
+    return (y / (y.pow(2).mean(-1, keepdim=True) + eps).sqrt() * gamma.double()).to(x.dtype)
+
+
+def rms_norm_einsum(x, gamma, eps=1e-6):
+    mean_square = torch.einsum("...d,...d->...", x, x)[..., None] / x.shape[-1]
+    return torch.einsum("...d,d->...d", x / torch.sqrt(mean_square + eps), gamma)
+
+
+def rms_norm_by_rows(x, gamma, eps=1e-6):
+    out = torch.empty_like(x).reshape(-1, x.shape[-1])
+    for i, row in enumerate(x.reshape(-1, x.shape[-1])):
+        out[i] = row / math.sqrt(float((row**2).mean()) + eps) * gamma
+    return out.reshape(x.shape)
+
+
+# ------------------------------------------------------------------------------- BatchNorm
 
 
 def batch_norm_train(x, gamma, beta, eps=1e-5):
@@ -37,9 +127,79 @@ def batch_norm_train(x, gamma, beta, eps=1e-5):
     return (x - mu) / torch.sqrt(var + eps) * gamma.view(shape) + beta.view(shape)
 
 
+def batch_norm_channels_first(x, gamma, beta, eps=1e-5):
+    C = x.shape[1]
+    per_channel = x.transpose(0, 1).reshape(C, -1)  # (C, N·L)
+    mu, var = per_channel.mean(1), per_channel.var(1, correction=0)  # (C,), (C,)
+    shape = [1, C] + [1] * (x.dim() - 2)
+    scale = (gamma / torch.sqrt(var + eps)).view(shape)
+    return (x - mu.view(shape)) * scale + beta.view(shape)
+
+
+def batch_norm_by_channel(x, gamma, beta, eps=1e-5):
+    channels = []
+    for c in range(x.shape[1]):
+        xc = x[:, c]  # (N,) or (N, L)
+        mu = xc.mean()
+        var = ((xc - mu) ** 2).mean()
+        channels.append(gamma[c] * (xc - mu) / torch.sqrt(var + eps) + beta[c])
+    return torch.stack(channels, dim=1)
+
+
+def batch_norm_in_float64(x, gamma, beta, eps=1e-5):
+    y = x.double() if x.dim() == 3 else x.double().unsqueeze(-1)  # (N, C, L)
+    mu = y.mean((0, 2), keepdim=True)
+    var = ((y - mu) ** 2).mean((0, 2), keepdim=True)
+    out = (y - mu) / (var + eps).sqrt() * gamma.double()[:, None] + beta.double()[:, None]
+    return (out if x.dim() == 3 else out.squeeze(-1)).to(x.dtype)
+
+
+def batch_norm_einsum(x, gamma, beta, eps=1e-5):
+    y = x if x.dim() == 3 else x[..., None]  # (N, C, L)
+    count = y.shape[0] * y.shape[2]
+    mu = torch.einsum("ncl->c", y) / count
+    centred = y - mu[None, :, None]
+    var = torch.einsum("ncl,ncl->c", centred, centred) / count
+    out = torch.einsum("ncl,c->ncl", centred, gamma / torch.sqrt(var + eps)) + beta[:, None]
+    return out.reshape(x.shape)
+
+
+# --------------------------------------------------------------------------------- highway
+
+
 def highway(x, W_H, b_H, W_T, b_T):
     T = torch.sigmoid(x @ W_T + b_T)
     return torch.relu(x @ W_H + b_H) * T + x * (1 - T)
+
+
+def highway_lerp(x, W_H, b_H, W_T, b_T):  # y = x + T (H − x)
+    return torch.lerp(x, F.relu(torch.addmm(b_H, x, W_H)), torch.sigmoid(torch.addmm(b_T, x, W_T)))
+
+
+def highway_einsum(x, W_H, b_H, W_T, b_T):
+    H = torch.clamp(torch.einsum("bi,ij->bj", x, W_H) + b_H, min=0)
+    T = 1 / (1 + torch.exp(-(torch.einsum("bi,ij->bj", x, W_T) + b_T)))
+    C = 1 - T  # the carry gate
+    return H * T + x * C
+
+
+def highway_by_rows(x, W_H, b_H, W_T, b_T):
+    rows = []
+    for row in x:
+        z = row @ W_H + b_H
+        H = torch.where(z > 0, z, torch.zeros_like(z))
+        T = torch.sigmoid(row @ W_T + b_T)
+        rows.append(T * H + (1 - T) * row)
+    return torch.stack(rows)
+
+
+def highway_in_float64(x, W_H, b_H, W_T, b_T):
+    x64, (WH, bH, WT, bT) = x.double(), (p.double() for p in (W_H, b_H, W_T, b_T))
+    T = torch.sigmoid(x64 @ WT + bT)
+    return (T * torch.relu(x64 @ WH + bH) + (1 - T) * x64).to(x.dtype)
+
+
+# ------------------------------------------------------------------------ highway Jacobian
 
 
 def highway_jacobian(x, W_H, b_H, W_T, b_T):
@@ -53,26 +213,103 @@ def highway_jacobian(x, W_H, b_H, W_T, b_T):
     )
 
 
-CHECKS = [
-    (check_layer_norm, layer_norm, 8),
-    (check_rms_norm, rms_norm, 6),
-    (check_batch_norm_train, batch_norm_train, 7),
-    (check_highway, highway, 6),
-    (check_highway_jacobian, highway_jacobian, 6),
-]
+def highway_jacobian_loops(x, W_H, b_H, W_T, b_T):
+    d = x.shape[0]
+    z = x @ W_H + b_H
+    H, T = torch.relu(z), torch.sigmoid(x @ W_T + b_T)
+    J = torch.zeros(d, d, dtype=x.dtype)
+    for i in range(d):
+        for j in range(d):
+            dH = W_H[j, i] if z[i] > 0 else 0.0  # ∂H_i/∂x_j
+            dT = T[i] * (1 - T[i]) * W_T[j, i]  # ∂T_i/∂x_j
+            J[i, j] = T[i] * dH + (1 - T[i]) * (i == j) + (H[i] - x[i]) * dT
+    return J
 
 
-@pytest.mark.parametrize("check, solution, count", CHECKS)
-def test_a_correct_solution_passes_with_one_line(check, solution, count, capsys):
-    assert check(solution) is None
-    assert check(solution, seed=7) is None  # hidden tests draw other inputs
-    assert (
-        capsys.readouterr().out.splitlines()[0]
-        == f"✓ {solution.__name__}: all {count} checks passed"
+def highway_jacobian_einsum(x, W_H, b_H, W_T, b_T):
+    z = x @ W_H + b_H
+    T = torch.sigmoid(x @ W_T + b_T)
+    through_H = T * (z > 0).to(x.dtype)  # (d,)
+    through_T = (torch.relu(z) - x) * T * (1 - T)  # (d,)
+    return (
+        torch.einsum("i,ji->ij", through_H, W_H)
+        + torch.einsum("i,ji->ij", through_T, W_T)
+        + torch.diag_embed(1 - T)
     )
 
 
-@pytest.mark.parametrize("check", [c for c, _, _ in CHECKS])
+def highway_jacobian_in_float64(x, W_H, b_H, W_T, b_T):
+    x64, WH, bH, WT, bT = (t.double() for t in (x, W_H, b_H, W_T, b_T))
+    z = x64 @ WH + bH
+    T = torch.sigmoid(x64 @ WT + bT)
+    rows = (
+        T[:, None]
+        * torch.heaviside(z, torch.zeros((), dtype=z.dtype)).to(x64.dtype)[:, None]
+        * WH.T
+    )
+    rows = rows + ((torch.relu(z) - x64) * T * (1 - T))[:, None] * WT.T
+    return (rows + torch.eye(x.shape[0], dtype=torch.float64) * (1 - T)).to(x.dtype)
+
+
+def highway_jacobian_by_columns(x, W_H, b_H, W_T, b_T):  # column j: ∂y/∂x_j, one input at a time
+    z = x @ W_H + b_H
+    T = torch.sigmoid(x @ W_T + b_T)
+    columns = []
+    for j in range(x.shape[0]):
+        e = torch.zeros_like(x)
+        e[j] = 1.0
+        dz, du = e @ W_H, e @ W_T  # how z and the gate's input move with x_j
+        dH, dT = (z > 0).to(x.dtype) * dz, T * (1 - T) * du
+        columns.append(T * dH + dT * torch.relu(z) + (1 - T) * e - dT * x)
+    return torch.stack(columns, dim=1)
+
+
+# -------------------------------------------------------------- correct styles, every seed
+
+STYLES = [
+    (check_layer_norm, layer_norm),
+    (check_layer_norm, layer_norm_var_mean),
+    (check_layer_norm, layer_norm_in_float64),
+    (check_layer_norm, layer_norm_by_rows),
+    (check_layer_norm, layer_norm_one_pass),
+    (check_layer_norm, layer_norm_std),
+    (check_rms_norm, rms_norm),
+    (check_rms_norm, rms_norm_vector_norm),
+    (check_rms_norm, rms_norm_in_float64),
+    (check_rms_norm, rms_norm_einsum),
+    (check_rms_norm, rms_norm_by_rows),
+    (check_batch_norm_train, batch_norm_train),
+    (check_batch_norm_train, batch_norm_channels_first),
+    (check_batch_norm_train, batch_norm_by_channel),
+    (check_batch_norm_train, batch_norm_in_float64),
+    (check_batch_norm_train, batch_norm_einsum),
+    (check_highway, highway),
+    (check_highway, highway_lerp),
+    (check_highway, highway_einsum),
+    (check_highway, highway_by_rows),
+    (check_highway, highway_in_float64),
+    (check_highway_jacobian, highway_jacobian),
+    (check_highway_jacobian, highway_jacobian_loops),
+    (check_highway_jacobian, highway_jacobian_einsum),
+    (check_highway_jacobian, highway_jacobian_in_float64),
+    (check_highway_jacobian, highway_jacobian_by_columns),
+]
+
+
+@pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
+def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
+    for seed in HIDDEN_SEEDS:
+        check(answer, seed=seed)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"✓ {answer.__name__}: all {COUNTS[check]} checks passed"] * len(HIDDEN_SEEDS)
+
+
+def test_each_exercise_has_at_least_three_correct_styles():
+    styles = {check: sum(c is check for c, _ in STYLES) for check in CHECKS}
+    assert min(styles.values()) >= 3, styles
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.reference.__name__.strip("_"))
 def test_blank_none_and_wrong_type_fail_clearly(check):
     fails(check, blank, r"blank is not implemented yet: replace `raise NotImplementedError\(\)`")
     fails(check, lambda *a, **k: None, r"returned None: did you forget `return`\?")
@@ -84,298 +321,530 @@ def test_checks_leave_the_global_random_stream_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    for check, solution, _ in CHECKS:
-        check(solution)
+    for check, answer in STYLES[::5]:
+        check(answer)
     assert torch.equal(torch.rand(3), expected)
 
 
-# ------------------------------------------------------------------------------- LayerNorm
+def test_module_exports_the_documented_checks():
+    import attncourse.exercises.ch08 as ex8
+
+    assert sorted(ex8.__all__) == [
+        "check_batch_norm_train",
+        "check_highway",
+        "check_highway_jacobian",
+        "check_layer_norm",
+        "check_rms_norm",
+    ]
+    assert [getattr(ex8, name) for name in sorted(ex8.__all__)] == [
+        check_batch_norm_train,
+        check_highway,
+        check_highway_jacobian,
+        check_layer_norm,
+        check_rms_norm,
+    ]
 
 
-def test_layer_norm_mistakes_are_named():
-    fails(
-        check_layer_norm,
-        lambda x, g, b, eps=1e-5: (
-            (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps) * g + b
-        ),
-        r"unbiased variance",
+# ------------------------------------------------------------ common mistakes, every seed
+
+
+def ln_unbiased(x, g, b, eps=1e-5):  # torch.var's default divides by d − 1
+    return (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps) * g + b
+
+
+def ln_eps_outside(x, g, b, eps=1e-5):
+    return (x - x.mean(-1, keepdim=True)) / (x.std(-1, unbiased=False, keepdim=True) + eps) * g + b
+
+
+def ln_no_keepdim(x, g, b, eps=1e-5):
+    mu = x.mean(-1)
+    return (x - mu) / torch.sqrt(((x - mu) ** 2).mean(-1) + eps) * g + b
+
+
+def rms_no_keepdim(x, g, eps=1e-6):
+    return x / torch.sqrt((x * x).mean(-1) + eps) * g
+
+
+def bn_unreshaped_parameters(x, g, b, eps=1e-5):  # right statistics, (C,) parameters against L
+    dims = (0, 2) if x.dim() == 3 else (0,)
+    mu, var = x.mean(dims, keepdim=True), x.var(dims, unbiased=False, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * g + b
+
+
+def bn_no_keepdim(x, g, b, eps=1e-5):
+    dims = (0, 2) if x.dim() == 3 else (0,)
+    mu, var = x.mean(dims), x.var(dims, unbiased=False)
+    return (x - mu) / torch.sqrt(var + eps) * g + b
+
+
+def bn_per_sample(x, g, b, eps=1e-5):
+    shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
+    mu, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * g.view(shape) + b.view(shape)
+
+
+def bn_per_position(x, g, b, eps=1e-5):
+    shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
+    mu, var = x.mean(0, keepdim=True), x.var(0, unbiased=False, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * g.view(shape) + b.view(shape)
+
+
+def bn_unbiased(x, g, b, eps=1e-5):
+    dims = (0, 2) if x.dim() == 3 else (0,)
+    shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
+    mu, var = x.mean(dims, keepdim=True), x.var(dims, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * g.view(shape) + b.view(shape)
+
+
+def bn_eps_outside(x, g, b, eps=1e-5):
+    dims = (0, 2) if x.dim() == 3 else (0,)
+    shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
+    std = x.std(dims, unbiased=False, keepdim=True)
+    return (x - x.mean(dims, keepdim=True)) / (std + eps) * g.view(shape) + b.view(shape)
+
+
+def jacobian_printed(x, WH, bH, WT, bT):  # Eq. (5.3.5) as printed
+    z = x @ WH + bH
+    T = torch.sigmoid(x @ WT + bT)
+    return torch.diag(T * (z > 0).to(x.dtype)) @ WH.T + torch.diag(1 - T)
+
+
+def jacobian_no_relu_derivative(x, WH, bH, WT, bT):
+    T, H = torch.sigmoid(x @ WT + bT), torch.relu(x @ WH + bH)
+    return torch.diag(T) @ WH.T + torch.diag(1 - T) + torch.diag((H - x) * T * (1 - T)) @ WT.T
+
+
+def jacobian_w_not_transposed(x, WH, bH, WT, bT):
+    z = x @ WH + bH
+    T, H = torch.sigmoid(x @ WT + bT), torch.relu(z)
+    return torch.diag(T * (z > 0)) @ WH + torch.diag(1 - T) + torch.diag((H - x) * T * (1 - T)) @ WT
+
+
+def jacobian_wt_not_transposed(x, WH, bH, WT, bT):  # only the gate's weight
+    z = x @ WH + bH
+    T, H = torch.sigmoid(x @ WT + bT), torch.relu(z)
+    return (
+        torch.diag(T * (z > 0)) @ WH.T + torch.diag(1 - T) + torch.diag((H - x) * T * (1 - T)) @ WT
     )
-    fails(
-        check_layer_norm,
-        lambda x, g, b, eps=1e-5: (
-            (x - x.mean(-1, keepdim=True)) / (x.std(-1, unbiased=False, keepdim=True) + eps) * g + b
-        ),
-        r"eps was added to the standard deviation",
-    )
-    fails(check_layer_norm, lambda x, g, b, eps=1e-5: layer_norm(x, g, b, 0.0), r"no eps")
-    fails(
+
+
+def jacobian_gate_term(factor, derivative=lambda T: T * (1 - T)):
+    def answer(x, WH, bH, WT, bT):
+        z = x @ WH + bH
+        T, H = torch.sigmoid(x @ WT + bT), torch.relu(z)
+        dT = torch.diag(derivative(T)) @ WT.T
+        return torch.diag(T * (z > 0)) @ WH.T + torch.diag(1 - T) + torch.diag(factor(H, x)) @ dT
+
+    return answer
+
+
+def sigmoid(u):
+    return 1 / (1 + torch.exp(-u))
+
+
+MISTAKES = [
+    # LayerNorm
+    (check_layer_norm, ln_unbiased, "used the unbiased variance (1/(d − 1)"),
+    (check_layer_norm, ln_eps_outside, "eps was added to the standard deviation"),
+    (check_layer_norm, lambda x, g, b, eps=1e-5: layer_norm(x, g, b, 0.0), "no eps"),
+    (check_layer_norm, lambda x, g, b, eps=1e-5: layer_norm(x, g, b), "eps argument was ignored"),
+    (
         check_layer_norm,
         lambda x, g, b, eps=1e-5: (
             layer_norm(x.transpose(0, -1), 1.0, 0.0, eps).transpose(0, -1) * g + b
         ),
-        r"statistics were taken over the wrong axis",
-    )
-    fails(
+        "statistics were taken over the wrong axis",
+    ),
+    (check_layer_norm, ln_no_keepdim, "without keepdim=True broadcast along the wrong axis"),
+    (
         check_layer_norm,
         lambda x, g, b, eps=1e-5: layer_norm(x, 1.0, 0.0, eps),
-        r"γ and β are missing",
-    )
-    fails(
+        "γ and β are missing",
+    ),
+    (
         check_layer_norm,
         lambda x, g, b, eps=1e-5: (layer_norm(x, 1.0, 0.0, eps) + b) * g,
-        r"γ and β in the wrong order",
-    )
-    fails(
+        "γ and β in the wrong order",
+    ),
+    (check_layer_norm, lambda x, g, b, eps=1e-5: layer_norm(x, b, g, eps), "γ and β are swapped"),
+    (
         check_layer_norm,
         lambda x, g, b, eps=1e-5: x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * g + b,
-        r"the mean was not subtracted: that is RMSNorm",
-    )
-    fails(
+        "the mean was not subtracted: that is RMSNorm",
+    ),
+    (
         check_layer_norm,
-        lambda x, g, b, eps=1e-5: layer_norm(x, g, b, 1e-5),
-        r"eps = 0.5 given explicitly",
-    )
-
-
-@pytest.mark.parametrize(
-    "builtin",
-    [
-        lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps),
-        lambda x, g, b, eps=1e-5: torch.layer_norm(x, x.shape[-1:], g, b, eps),
         lambda x, g, b, eps=1e-5: (
-            nn.functional.group_norm(x.reshape(-1, 1, x.shape[-1]), 1, eps=eps).reshape(x.shape) * g
-            + b
+            (x - x.mean(-1, keepdim=True)) / (x.var(-1, unbiased=False, keepdim=True) + eps) * g + b
         ),
-        lambda x, g, b, eps=1e-5: (
-            attncourse.norms.LayerNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g + b
-        ),
-    ],
-)
-def test_layer_norm_refuses_built_ins(builtin):
-    fails(check_layer_norm, builtin, r"must be written from scratch")
-    x = torch.randn(3, 4)
-    torch.testing.assert_close(
-        F.layer_norm(x, (4,)), layer_norm(x, 1.0, 0.0)
-    )  # restored afterwards
-    torch.testing.assert_close(attncourse.norms.LayerNorm(4)(x), layer_norm(x, 1.0, 0.0))
-
-
-# --------------------------------------------------------------------------------- RMSNorm
-
-
-def test_rms_norm_mistakes_are_named():
-    fails(
+        "divide by its square root",
+    ),
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: layer_norm(x.float(), g.float(), b.float(), eps),
+        "returned dtype torch.float32, expected torch.float64: keep the input's dtype",
+    ),
+    # RMSNorm
+    (
         check_rms_norm,
         lambda x, g, eps=1e-6: layer_norm(x, g, 0.0, eps),
-        r"the mean was subtracted: that is LayerNorm",
-    )
-    fails(
+        "the mean was subtracted: that is LayerNorm",
+    ),
+    (
         check_rms_norm,
         lambda x, g, eps=1e-6: x / torch.sqrt((x * x).sum(-1, keepdim=True) + eps) * g,
-        r"off by √d",
-    )
-    fails(
+        "off by √d",
+    ),
+    (check_rms_norm, lambda x, g, eps=1e-6: rms_norm(x, g, 0.0), "no eps"),
+    (check_rms_norm, lambda x, g, eps=1e-6: rms_norm(x, g), "eps argument was ignored"),
+    (
         check_rms_norm,
         lambda x, g, eps=1e-6: x / ((x * x).mean(-1, keepdim=True).sqrt() + eps) * g,
-        r"outside the square root",
-    )
-    fails(
+        "eps was added outside the square root",
+    ),
+    (
         check_rms_norm,
         lambda x, g, eps=1e-6: x / ((x * x).mean(-1, keepdim=True) + eps) * g,
-        r"without the square root",
-    )
-    fails(
+        "divided by mean(x²) without the square root",
+    ),
+    (
         check_rms_norm,
         lambda x, g, eps=1e-6: x / torch.sqrt((x * x).mean(0, keepdim=True) + eps) * g,
-        r"wrong axis",
-    )
-    fails(check_rms_norm, lambda x, g, eps=1e-6: rms_norm(x, 1.0, eps), r"γ is missing")
-    fails(
+        "the mean of squares was taken over the wrong axis",
+    ),
+    (check_rms_norm, rms_no_keepdim, "without keepdim=True broadcast along the wrong axis"),
+    (check_rms_norm, lambda x, g, eps=1e-6: rms_norm(x, 1.0, eps), "γ is missing"),
+    (
         check_rms_norm,
-        lambda x, g, eps=1e-6: x / torch.sqrt((x * x).mean(-1, keepdim=True)) * g,
-        r"no eps",
-    )
-    fails(
-        check_rms_norm,
-        lambda x, g, eps=1e-6: x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-6) * g,
-        r"eps = 0.25 given explicitly",
-    )  # ignores the eps it is given
-
-
-def test_rms_norm_refuses_built_ins():
-    fails(
-        check_rms_norm,
-        lambda x, g, eps=1e-6: F.rms_norm(x, x.shape[-1:], g, eps),
-        r"must be written from scratch",
-    )
-    fails(
-        check_rms_norm,
-        lambda x, g, eps=1e-6: nn.RMSNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g,
-        r"must be written from scratch",
-    )
-    fails(
-        check_rms_norm,
-        lambda x, g, eps=1e-6: attncourse.norms.RMSNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g,
-        r"must be written from scratch",
-    )
-
-
-# ------------------------------------------------------------------------------- BatchNorm
-
-
-def test_batch_norm_mistakes_are_named():
-    def per_sample(x, g, b, eps=1e-5):
-        shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
-        mu, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
-        return (x - mu) / torch.sqrt(var + eps) * g.view(shape) + b.view(shape)
-
-    def per_position(x, g, b, eps=1e-5):
-        if x.dim() == 2:
-            return batch_norm_train(x, g, b, eps)
-        mu, var = x.mean(0, keepdim=True), x.var(0, unbiased=False, keepdim=True)
-        return (x - mu) / torch.sqrt(var + eps) * g.view(1, -1, 1) + b.view(1, -1, 1)
-
-    def unbiased(x, g, b, eps=1e-5):
-        dims = (0, 2) if x.dim() == 3 else (0,)
-        shape = (1, -1, 1) if x.dim() == 3 else (1, -1)
-        return (x - x.mean(dims, keepdim=True)) / torch.sqrt(
-            x.var(dims, keepdim=True) + eps
-        ) * g.view(shape) + b.view(shape)
-
-    fails(check_batch_norm_train, per_sample, r"that is LayerNorm")
-    fails(check_batch_norm_train, per_position, r"over N and L together")
-    fails(check_batch_norm_train, unbiased, r"unbiased variance")
-    fails(
+        lambda x, g, eps=1e-6: rms_norm(x.float(), g.float(), eps),
+        "returned dtype torch.float32, expected torch.float64",
+    ),
+    # BatchNorm
+    (check_batch_norm_train, bn_unreshaped_parameters, "γ and β of shape (C,) were not reshaped"),
+    (check_batch_norm_train, bn_no_keepdim, "a reduction without keepdim=True"),
+    (check_batch_norm_train, bn_per_sample, "statistics per sample over its channels"),
+    (check_batch_norm_train, bn_per_position, "over N and L together"),
+    (check_batch_norm_train, bn_unbiased, "used the unbiased variance (1/(n − 1))"),
+    (check_batch_norm_train, bn_eps_outside, "eps was added to the standard deviation"),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: batch_norm_train(x, g, b, 0.0),
+        "no eps",
+    ),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: batch_norm_train(x, g, b),
+        "eps argument was ignored",
+    ),
+    (
         check_batch_norm_train,
         lambda x, g, b, eps=1e-5: batch_norm_train(x, torch.ones_like(g), torch.zeros_like(b), eps),
-        r"γ and β are missing",
-    )
-
-
-def test_batch_norm_refuses_built_ins():
-    fails(
+        "γ and β are missing",
+    ),
+    (
         check_batch_norm_train,
-        lambda x, g, b, eps=1e-5: F.batch_norm(x, None, None, g, b, training=True, eps=eps),
-        r"must be written from scratch",
-    )
-    fails(
-        check_batch_norm_train,
-        lambda x, g, b, eps=1e-5: attncourse.norms.BatchNorm1d(x.shape[1], eps=eps).to(x.dtype)(x),
-        r"must be written from scratch",
-    )
-    x = torch.randn(5, 3)
-    torch.testing.assert_close(
-        F.batch_norm(x, None, None, training=True),
-        batch_norm_train(x, torch.ones(3), torch.zeros(3)),
-    )
-
-
-# --------------------------------------------------------------------------------- highway
-
-
-def test_highway_mistakes_are_named():
-    fails(
+        lambda x, g, b, eps=1e-5: batch_norm_train(x.float(), g.float(), b.float(), eps),
+        "returned dtype torch.float32, expected torch.float64",
+    ),
+    # highway
+    (
         check_highway,
-        lambda x, WH, bH, WT, bT: (
-            x * torch.sigmoid(x @ WT + bT)
-            + torch.relu(x @ WH + bH) * (1 - torch.sigmoid(x @ WT + bT))
-        ),
-        r"the gates are swapped",
-    )
-    fails(
+        lambda x, WH, bH, WT, bT: highway(x, WH, bH, -WT, -bT),  # T and 1 − T swapped
+        "the gates are swapped",
+    ),
+    (
         check_highway,
         lambda x, WH, bH, WT, bT: (
             (x @ WH + bH) * torch.sigmoid(x @ WT + bT) + x * (1 - torch.sigmoid(x @ WT + bT))
         ),
-        r"H has no ReLU",
-    )
-    fails(
+        "H has no ReLU",
+    ),
+    (
         check_highway,
         lambda x, WH, bH, WT, bT: highway(x, WH.T, bH, WT.T, bT),
-        r"the weights are transposed",
-    )
-    fails(
+        "the weights are transposed",
+    ),
+    (
         check_highway,
         lambda x, WH, bH, WT, bT: torch.relu(x @ WH + bH) * torch.sigmoid(x @ WT + bT),
-        r"no carry term",
-    )
-    fails(
+        "no carry term",
+    ),
+    (
         check_highway,
         lambda x, WH, bH, WT, bT: x + torch.relu(x @ WH + bH),
-        r"that is a residual block",
-    )
-
-
-def test_highway_refuses_the_course_s_own_block():
-    from attncourse.blocks import Highway
-
-    def via_block(x, WH, bH, WT, bT):
-        block = Highway(x.shape[-1]).to(x.dtype)
-        with torch.no_grad():
-            block.transform[0].weight.copy_(WH.T)
-            block.transform[0].bias.copy_(bH)
-            block.gate.weight.copy_(WT.T)
-            block.gate.bias.copy_(bT)
-        return block(x)
-
-    fails(check_highway, via_block, r"must be written from scratch")
-
-
-# ------------------------------------------------------------------------ highway Jacobian
-
-
-def test_highway_jacobian_mistakes_are_named():
-    def printed(x, WH, bH, WT, bT):  # Eq. (5.3.5) as printed
-        z = x @ WH + bH
-        T = torch.sigmoid(x @ WT + bT)
-        return torch.diag(T * (z > 0).to(x.dtype)) @ WH.T + torch.diag(1 - T)
-
-    def no_relu_derivative(x, WH, bH, WT, bT):
-        T = torch.sigmoid(x @ WT + bT)
-        H = torch.relu(x @ WH + bH)
-        return torch.diag(T) @ WH.T + torch.diag(1 - T) + torch.diag((H - x) * T * (1 - T)) @ WT.T
-
-    fails(
+        "that is a residual block",
+    ),
+    (
+        check_highway,
+        lambda x, WH, bH, WT, bT: (
+            torch.tanh(x @ WH + bH) * sigmoid(x @ WT + bT) + x * (1 - sigmoid(x @ WT + bT))
+        ),
+        "H uses tanh",
+    ),
+    (
+        check_highway,
+        lambda x, WH, bH, WT, bT: torch.relu(x @ WH + bH) * (x @ WT + bT) + x * (1 - (x @ WT + bT)),
+        "T has no sigmoid",
+    ),
+    (
+        check_highway,
+        lambda x, WH, bH, WT, bT: highway(x, WH, 0.0, WT, 0.0),
+        "the biases are missing",
+    ),
+    (check_highway, lambda x, WH, bH, WT, bT: highway(x, WH, bH, WT, 0.0), "b_T is missing"),
+    (
+        check_highway,
+        lambda x, WH, bH, WT, bT: highway(
+            x.float(), WH.float(), bH.float(), WT.float(), bT.float()
+        ),
+        "returned dtype torch.float32, expected torch.float64",
+    ),
+    # highway Jacobian
+    (
         check_highway_jacobian,
-        printed,
-        r"the gate-derivative term \(H − x\) · ∂T/∂x is missing: that is Eq. \(5.3.5\) as printed",
-    )
-    fails(check_highway_jacobian, lambda *a: highway_jacobian(*a).T, r"the Jacobian is transposed")
-    fails(check_highway_jacobian, no_relu_derivative, r"ReLU's derivative is missing")
-    fails(
+        jacobian_printed,
+        "the gate-derivative term",
+    ),
+    (
+        check_highway_jacobian,
+        lambda *a: highway_jacobian(*a).T,
+        "the Jacobian is transposed",
+    ),
+    (check_highway_jacobian, jacobian_no_relu_derivative, "ReLU's derivative is missing"),
+    (
         check_highway_jacobian,
         lambda *a: highway_jacobian(*a) - torch.diag(1 - torch.sigmoid(a[0] @ a[3] + a[4])),
-        r"carry term's derivative",
-    )
+        "the carry term's derivative (1 − T) · I is missing",
+    ),
+    (check_highway_jacobian, jacobian_w_not_transposed, "W where Wᵀ belongs"),
+    (check_highway_jacobian, jacobian_wt_not_transposed, "W where Wᵀ belongs"),
+    (
+        check_highway_jacobian,
+        jacobian_gate_term(lambda H, x: x - H),
+        "the gate term's sign is flipped",
+    ),
+    (
+        check_highway_jacobian,
+        jacobian_gate_term(lambda H, x: H),
+        "∂/∂T [T H + (1 − T) x] = H − x (the carry term depends on T too)",
+    ),
+    (
+        check_highway_jacobian,
+        jacobian_gate_term(lambda H, x: H - x, derivative=lambda T: T),
+        "the sigmoid's derivative is σ'(u) = T (1 − T), not T",
+    ),
+    (
+        check_highway_jacobian,
+        lambda *a: highway_jacobian(*(t.float() for t in a)),
+        "returned dtype torch.float32, expected torch.float64",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    "autodiff",
-    [
-        lambda x, *p: torch.autograd.functional.jacobian(lambda t: highway(t, *p), x),
-        lambda x, *p: torch.func.jacrev(lambda t: highway(t, *p))(x),
-        lambda x, *p: torch.func.jacfwd(lambda t: highway(t, *p))(x),
+    "check, answer, message", MISTAKES, ids=[message[:48] for _, _, message in MISTAKES]
+)
+def test_common_mistakes_fail_with_their_name_on_every_seed(check, answer, message):
+    fails_on_every_seed(check, answer, message)
+
+
+def test_each_exercise_names_at_least_five_mistakes():
+    named = {check: sum(c is check for c, _, _ in MISTAKES) for check in CHECKS}
+    assert min(named.values()) >= 5, named
+
+
+def test_a_failure_names_the_mistake_the_case_and_its_inputs():
+    with pytest.raises(AssertionError) as info:
+        check_batch_norm_train(bn_unreshaped_parameters)
+    assert str(info.value) == (
+        "bn_unreshaped_parameters: γ and β of shape (C,) were not reshaped: against an (N, C, L) "
+        "input they line up with the last axis (L), not the channels; reshape them to (1, C, 1), "
+        "e.g. gamma.view(1, -1, 1)\n  (case 4 of 8: a (3, 4, 4) batch of sequences (N, C, L) "
+        "with L = C; inputs: a torch.float32 tensor of shape (3, 4, 4), a torch.float32 tensor of "
+        "shape (4,), a torch.float32 tensor of shape (4,))"
+    )
+
+
+def test_an_error_on_an_unbroadcastable_case_gets_a_hint_from_the_error():
+    def raises_without_keepdim(x, g, b, eps=1e-5):  # passes the L = C case, raises on L ≠ C
+        if x.dim() == 3 and x.shape[1] == x.shape[2]:
+            return batch_norm_train(x, g, b, eps)
+        return bn_no_keepdim(x, g, b, eps)
+
+    fails(
+        check_batch_norm_train,
+        raises_without_keepdim,
+        r"raised RuntimeError: The size of tensor a \(5\) must match .*\(case 5 of 8: a \(4, 3, 5\)"
+        r"(.|\n)*hint: .*keepdim=True.*\(C,\) parameter needs reshaping",
+    )
+
+
+# ---------------------------------------------------- built-ins and the course's own layers
+
+
+def via_course_highway(x, WH, bH, WT, bT):
+    block = Highway(x.shape[-1]).to(x.dtype)
+    with torch.no_grad():
+        block.transform[0].weight.copy_(WH.T)
+        block.transform[0].bias.copy_(bH)
+        block.gate.weight.copy_(WT.T)
+        block.gate.bias.copy_(bT)
+    return block(x)
+
+
+def via_chapter_layer_norm(x, g, b, eps=1e-5):  # the chapter's module re-exports the course's
+    return chapter_stacks.LayerNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g + b
+
+
+def layer_norm_module(x, g, b, eps=1e-5):
+    norm = nn.LayerNorm(x.shape[-1], eps=eps, dtype=x.dtype)
+    with torch.no_grad():
+        norm.weight.copy_(g)
+        norm.bias.copy_(b)
+    return norm(x).detach()
+
+
+def swallows_the_refusal(x, g, b, eps=1e-5):
+    try:
+        return bound_layer_norm(x, x.shape[-1:], g, b, eps)
+    except Exception:
+        return layer_norm(x, g, b, eps)
+
+
+REFUSED = [
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps),
+        "torch.nn.functional.layer_norm",
+    ),
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: torch.layer_norm(x, x.shape[-1:], g, b, eps),
+        "torch.layer_norm",
+    ),
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: bound_layer_norm(x, x.shape[-1:], g, b, eps),
+        "layer_norm",
+    ),
+    (check_layer_norm, layer_norm_module, "torch.nn.LayerNorm"),
+    (check_layer_norm, swallows_the_refusal, "layer_norm"),
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: (
+            F.group_norm(x.reshape(-1, 1, x.shape[-1]), 1, eps=eps).reshape(x.shape) * g + b
+        ),
+        "group_norm",
+    ),
+    (
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: (
+            attncourse.norms.LayerNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g + b
+        ),
+        "course's own attncourse.norms",
+    ),
+    (check_layer_norm, via_chapter_layer_norm, "course's own attncourse."),
+    (check_rms_norm, lambda x, g, eps=1e-6: F.rms_norm(x, x.shape[-1:], g, eps), "rms_norm"),
+    (
+        check_rms_norm,
+        lambda x, g, eps=1e-6: nn.RMSNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g,
+        "torch.nn.RMSNorm",
+    ),
+    (
+        check_rms_norm,
+        lambda x, g, eps=1e-6: attncourse.norms.RMSNorm(x.shape[-1], eps=eps).to(x.dtype)(x) * g,
+        "course's own attncourse.norms",
+    ),
+    (
+        check_rms_norm,
+        lambda x, g, eps=1e-6: F.layer_norm(x, x.shape[-1:], eps=eps) * g,
+        "layer_norm",
+    ),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: F.batch_norm(x, None, None, g, b, training=True, eps=eps),
+        "batch_norm",
+    ),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: nn.BatchNorm1d(x.shape[1], eps=eps).to(x.dtype)(x),
+        "torch.nn.BatchNorm1d",
+    ),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: attncourse.norms.BatchNorm1d(x.shape[1], eps=eps).to(x.dtype)(x),
+        "course's own attncourse.norms",
+    ),
+    (
+        check_batch_norm_train,
+        lambda x, g, b, eps=1e-5: F.instance_norm(x.transpose(0, 1)[None]).squeeze(0),
+        "instance_norm",
+    ),
+    (check_highway, via_course_highway, "Highway"),
+    (
+        check_highway_jacobian,
+        lambda x, *p: torch.autograd.functional.jacobian(lambda t: highway(t[None], *p)[0], x),
+        "torch.autograd.functional.jacobian",
+    ),
+    (
+        check_highway_jacobian,
+        lambda x, *p: jacobian(lambda t: highway(t[None], *p)[0], x),
+        "torch.autograd.functional.jacobian",
+    ),
+    (
+        check_highway_jacobian,
+        lambda x, *p: torch.func.jacrev(lambda t: highway(t[None], *p)[0])(x),
+        "torch.func.jacrev",
+    ),
+    (
+        check_highway_jacobian,
+        lambda x, *p: torch.func.jacfwd(lambda t: highway(t[None], *p)[0])(x),
+        "torch.func.jacfwd",
+    ),
+    (
+        check_highway_jacobian,
         lambda x, *p: torch.stack(
             [
-                torch.autograd.grad(highway(x.requires_grad_(), *p)[i], x)[0]
+                torch.autograd.grad(highway(x[None].requires_grad_(), *p)[0][i], x)[0]
                 for i in range(x.shape[0])
             ]
         ),
-    ],
-)
-def test_highway_jacobian_refuses_automatic_differentiation_and_restores_it(autodiff):
+        "torch.autograd.grad",
+    ),
+]
+
+
+@pytest.mark.parametrize("check, answer, called", REFUSED, ids=[c for _, _, c in REFUSED])
+def test_built_ins_and_the_course_s_own_layers_are_refused(check, answer, called):
+    with pytest.raises(AssertionError) as info:
+        check(answer)
+    assert "must be written from scratch" in str(info.value) and called in str(info.value)
+
+
+def test_a_refused_built_in_comes_before_the_dtype_check():
     fails(
-        check_highway_jacobian,
-        autodiff,
-        r"must be written from scratch: line \d+ uses torch\.(autograd|func)\.\w+(\.\w+)?",
+        check_layer_norm,
+        lambda x, g, b, eps=1e-5: F.layer_norm(x.float(), x.shape[-1:], g.float(), b.float(), eps),
+        r"must be written from scratch",
     )
-    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-    (grad,) = torch.autograd.grad((x**2).sum(), x)  # restored afterwards
-    torch.testing.assert_close(grad, 2 * x.detach())
+
+
+def test_the_refused_functions_work_again_afterwards():
+    for check, answer, _ in REFUSED:
+        with pytest.raises(AssertionError):
+            check(answer)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(F.layer_norm(x, (4,)), layer_norm(x, 1.0, 0.0))
+    torch.testing.assert_close(attncourse.norms.LayerNorm(4)(x), layer_norm(x, 1.0, 0.0))
     torch.testing.assert_close(
-        torch.autograd.functional.jacobian(lambda t: 3 * t, x.detach()),
-        3 * torch.eye(3, dtype=torch.float64),
+        F.batch_norm(x, None, None, training=True),
+        batch_norm_train(x, torch.ones(4), torch.zeros(4)),
     )
+    t = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad((t**2).sum(), t)
+    torch.testing.assert_close(grad, 2 * t.detach())
+    torch.testing.assert_close(jacobian(lambda u: 3 * u, t.detach()), 3 * torch.eye(3).double())
+    assert Highway(4)(torch.randn(2, 4)).shape == (2, 4)
 
 
 def test_backward_is_refused_too():
@@ -383,8 +852,35 @@ def test_backward_is_refused_too():
         rows = []
         for i in range(x.shape[0]):
             t = x.detach().clone().requires_grad_()
-            highway(t, WH, bH, WT, bT)[i].backward()
+            highway(t[None], WH, bH, WT, bT)[0, i].backward()
             rows.append(t.grad)
         return torch.stack(rows)
 
     fails(check_highway_jacobian, by_backward, r"uses \.backward\(\)")
+
+
+@pytest.mark.parametrize(
+    "check, source, called",
+    [
+        (
+            check_layer_norm,
+            "def hidden(x, g, b, eps=1e-5):\n    return F.layer_norm(x, x.shape[-1:], g, b, eps)\n",
+            "torch.nn.functional.layer_norm was called",
+        ),
+        (
+            check_rms_norm,
+            "def hidden(x, g, eps=1e-6):\n    return norms.RMSNorm(x.shape[-1], eps).double()(x)\n",
+            "attncourse.norms.RMSNorm.forward was called",
+        ),
+        (check_highway, "def hidden(x, *p):\n    return Highway(x.shape[-1])(x)\n", "Highway"),
+        (
+            check_highway_jacobian,
+            "def hidden(x, *p):\n    return torch.func.jacrev(torch.sin)(x)\n",
+            "torch.func.jacrev was called",
+        ),
+    ],
+)
+def test_an_answer_without_readable_source_is_refused_at_run_time(check, source, called):
+    namespace = {}
+    exec(source, {"F": F, "norms": attncourse.norms, "Highway": Highway, "torch": torch}, namespace)
+    fails(check, namespace["hidden"], rf"must be written from scratch, but .*{called}")

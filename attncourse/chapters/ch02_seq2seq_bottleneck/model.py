@@ -70,6 +70,16 @@ class Seq2Seq(nn.Module):
                 f"the dot score needs dec_hidden == 2 * enc_hidden = {key_dim}, got {dec_hidden}"
             )
         self.kind, self.num_tokens, self.window = attention, num_tokens, window
+        #: the constructor's arguments: ``Seq2Seq(**model.config)`` builds the same architecture
+        self.config = {
+            "attention": attention,
+            "num_tokens": num_tokens,
+            "emb_dim": emb_dim,
+            "enc_hidden": enc_hidden,
+            "dec_hidden": dec_hidden,
+            "attn_hidden": attn_hidden,
+            "window": window,
+        }
         self.key_dim, self.dec_hidden = key_dim, dec_hidden
         self.bos = num_tokens  # the decoder's start symbol y_0, an extra embedding row
         self.src_embed = nn.Embedding(num_tokens, emb_dim)

@@ -11,7 +11,7 @@ import torch
 
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
-from .data import make_target, source_position
+from .data import SQUARE_TASKS, make_target, source_position
 from .model import greedy_decode
 
 
@@ -28,7 +28,11 @@ class DecodingTrace(NamedTuple):
 
 @torch.no_grad()
 def decoding_traces(models: dict, task: str, sources: torch.Tensor) -> dict:
-    """Greedy-decode every source (B, S) with every model: {(model name, example index): trace}."""
+    """Greedy-decode every source (B, S) with every model: {(model name, example index): trace}.
+
+    The widget draws square alignments: ``task`` is copy or reverse."""
+    if task not in SQUARE_TASKS:
+        raise ValueError(f"the widget shows the square tasks {SQUARE_TASKS}, got {task!r}")
     target = make_target(task, sources)  # (B, S)
     traces = {}
     with single_thread():

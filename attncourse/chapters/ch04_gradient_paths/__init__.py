@@ -6,9 +6,21 @@
 * ``path_lengths``: BFS path lengths, receptive fields and costs (Vaswani et al. 2017, Table 1);
 * ``recall``: the long-range recall task;
 * ``clipping``: gradient clipping (Pascanu et al. 2013);
+* ``biases``: inductive biases (permutation / shift equivariance, a local task), the residual
+  stream of Eq. 5.4.8-5.4.9, what one averaging layer keeps about each position (Lemma 14.3.19);
 * ``widget``: the gradient-vs-distance curves without autograd.
 """
 
+from .biases import (
+    LocalAttention,
+    LocalConv,
+    attention_stack,
+    averaging_information,
+    local_batch,
+    permutation_gap,
+    shift_gap,
+    train_local,
+)
 from .clipping import (
     clip_grad_norm_,
     clip_gradients,

@@ -4,9 +4,18 @@ Notebook ``08_residual_highway_normalization``, checks ``attncourse.exercises.ch
 * ``stacks``: deep plain / residual / highway stacks (many independent networks side by side) and
   their per-layer statistics at initialisation;
 * ``training``: the depth experiment of Srivastava et al. (2015) at CPU scale;
-* ``widget``: per-layer statistics against kind, depth, normalization and gate bias.
+* ``widget``: per-layer statistics against kind, depth, normalization and gate bias;
+* ``identity_paths``: §5.3.1's claims about the identity path, measured: near-identity targets
+  learnt with and without it, attention stacks with and without the residual.
 """
 
+from .identity_paths import (
+    TARGETS,
+    AttentionStackStats,
+    attention_stack,
+    identity_targets,
+    near_identity_fit,
+)
 from .stacks import (
     DEFAULT_WIDTH,
     LAYER_KINDS,

@@ -21,8 +21,9 @@ serves a whole grid of learning rates and seeds (``training.train_stacks``): the
 share a number, and each member gets exactly the gradient it would get alone.
 
 ``layer_statistics``: one forward and backward pass of a random batch through a fresh stack:
-activation size, gradient norm ‖∂L/∂h_l‖ (Eq. 5.3.2) and the cosine similarity between the
-representations of different inputs, layer by layer.
+activation size, gradient norm ‖∂L/∂h_l‖ (Eq. 5.3.2), the cosine similarity between the
+representations of different inputs, and the gradients of each layer's own weights (and highway
+gate biases), layer by layer.
 """
 
 from __future__ import annotations
@@ -252,6 +253,10 @@ class LayerStats(NamedTuple):
     cosine: torch.Tensor  # (depth + 1,) mean cosine similarity of h_l between different inputs
     gate_mean: torch.Tensor  # (depth,) mean transform gate T per highway layer (NaN otherwise)
     loss: float
+    # (depth,) ‖∂L/∂W_l‖_F of each layer's weight (W_H for highway layers: it carries diag(T))
+    weight_gradient: torch.Tensor
+    # (depth,) ‖∂L/∂b_T‖ of each highway layer's gate bias (it carries (H − h)·T(1 − T)), else NaN
+    gate_bias_gradient: torch.Tensor
 
 
 def _mean_pairwise_cosine(h: torch.Tensor) -> torch.Tensor:
@@ -280,7 +285,9 @@ def layer_statistics(
     """Forward and backward pass of a random batch through a freshly initialised stack.
 
     The batch is ``batch`` inputs x ~ N(0, I_20) with random labels among 10 classes; the loss is
-    their mean cross-entropy. Same arguments, same numbers (all randomness from ``seed``).
+    their mean cross-entropy. Same arguments, same numbers (all randomness from ``seed``). Besides
+    the gradient reaching each layer's output, the gradients of each layer's own weights (and, for
+    highway layers, gate biases): what that layer learns from, not what passes through it.
     """
     require_positive_int("batch", batch)
     if batch < 2:
@@ -301,7 +308,10 @@ def layer_statistics(
         y = torch.randint(10, (1, batch), generator=g)  # (1, B)
         logits, states, gates = stack(x, hidden=True)  # (1, B, 10), depth + 1 × (1, B, width), ...
         loss = cross_entropy(logits, y)  # the mean over the batch
-        grads = torch.autograd.grad(loss, states)  # ∂L/∂h_l for every layer
+        params = [stack.weight] + ([stack.gate_bias] if kind == "highway" else [])
+        grads = torch.autograd.grad(loss, states + params)
+        # ∂L/∂h_l for every layer, ∂L/∂W (1, depth, width, width) [, ∂L/∂b_T (1, depth, 1, width)]
+        grads, param_grads = grads[: len(states)], grads[len(states) :]
         with torch.no_grad():
             h = torch.cat(states)  # (depth + 1, B, width)
             rms = h.pow(2).mean(dim=(1, 2)).sqrt()  # (depth + 1,)
@@ -310,4 +320,21 @@ def layer_statistics(
             gate = (
                 torch.cat(gates).mean(dim=(1, 2)) if gates else torch.full((depth,), float("nan"))
             )  # (depth,)
-    return LayerStats(kind, depth, norm, rms, gnorm, cos, gate, float(loss.detach()))
+            weight_gnorm = param_grads[0][0].flatten(1).norm(dim=1)  # (depth,)
+            gate_bias_gnorm = (
+                param_grads[1][0].flatten(1).norm(dim=1)
+                if kind == "highway"
+                else torch.full((depth,), float("nan"))
+            )  # (depth,)
+    return LayerStats(
+        kind,
+        depth,
+        norm,
+        rms,
+        gnorm,
+        cos,
+        gate,
+        float(loss.detach()),
+        weight_gnorm,
+        gate_bias_gnorm,
+    )
