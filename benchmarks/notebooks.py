@@ -178,6 +178,74 @@ def widget_rows(calls: int):
             *time_calls(lambda *a: gradient_widget_update(gradient_plot, *a), settings),
         )
     )
+    # chapter 05: mask, layer, head, query -> heat map, flow graph, shares, raw vs rollout of a
+    # 3-layer encoder (untrained here: the update's cost does not depend on the weights)
+    from attncourse.chapters.ch05_information_flow import (
+        MASK_KINDS,
+        FlowPlot,
+        TinyTransformer,
+        flow_views,
+        flow_widget_update,
+        palindrome_batch,
+    )
+
+    torch.manual_seed(0)
+    encoder = TinyTransformer(17, 32, 2, 3, 16)
+    flow_tokens, _, _ = palindrome_batch(1, torch.Generator().manual_seed(9), masks=1)
+    views = flow_views(encoder, flow_tokens)
+    flow_plot = FlowPlot(16)
+    settings = [
+        (MASK_KINDS[i % 6], 1 + (i // 6) % 3, ("1", "2", "mean")[i % 3], (i * 5) % 16)
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "05 information flow: flow_widget_update",
+            *time_calls(lambda *a: flow_widget_update(flow_plot, views, *a), settings),
+        )
+    )
+    # chapter 06: head toggles, pruning order, k -> accuracy, loss and every head's pattern of the
+    # 2 x 16-head sort model (untrained here, stand-in curves: the cost does not depend on them)
+    from attncourse.chapters.ch06_multi_head_information import (
+        HeadMaskPlot,
+        chapter_model,
+        head_mask_widget_update,
+        sort_batch,
+    )
+
+    head_model = chapter_model(0).eval()
+    head_data = sort_batch(256, torch.Generator().manual_seed(8))
+    stand_in = {"Michel et al.": torch.linspace(1, 0.25, 33), "random": torch.linspace(1, 0.2, 33)}
+    head_plot = HeadMaskPlot(2, 16, 8, stand_in)
+    head_order = torch.randperm(32, generator=torch.Generator().manual_seed(0)).tolist()
+    settings = [([((i // 3) % 2, (i * 5) % 16)], head_order, i % 20) for i in range(calls)]
+    rows.append(
+        (
+            "06 multi-head information: head_mask_widget_update",
+            *time_calls(
+                lambda *a: head_mask_widget_update(head_plot, head_model, head_data, *a), settings
+            ),
+        )
+    )
+    # chapter 07: encoding, dimension, position, RoPE plane -> heatmap, similarity vs offset,
+    # RoPE rotation, ALiBi bias rows
+    from attncourse.chapters.ch07_positional_encoding import (
+        WIDGET_ENCODINGS,
+        EncodingPlot,
+        encoding_widget_update,
+    )
+
+    encoding_plot = EncodingPlot()
+    settings = [
+        (WIDGET_ENCODINGS[i % 4], 2 + 2 * ((i * 13) % 64), (i * 7) % 64, i % 9)
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "07 positional encoding: encoding_widget_update",
+            *time_calls(lambda *a: encoding_widget_update(encoding_plot, *a), settings),
+        )
+    )
     # chapter 08: layer kind, depth, normalization, gate bias -> per-layer statistics of a
     # fresh stack
     from attncourse.chapters.ch08_residual_highway_normalization import (
@@ -226,6 +294,30 @@ def widget_rows(calls: int):
         (
             "09 Pre-LN vs Post-LN: stability_widget_update",
             *time_calls(lambda *a: stability_widget_update(stability_plot, *a), settings),
+        )
+    )
+    # chapter 10: length, sparse pattern, window / stride / block size -> mask corner, reach of
+    # the last query through layers, measured time and memory bars (from the shipped table)
+    from attncourse.chapters.ch10_efficient_gated_attention import (
+        LENGTHS,
+        SIZES,
+        SparsityPlot,
+        sparsity_widget_update,
+    )
+
+    sparsity_plot = SparsityPlot()
+    settings = [
+        (
+            LENGTHS[i % 7],
+            ("local", "strided", "block")[i % 3],
+            *(SIZES[(i + j) % 5] for j in (0, 1, 2)),
+        )
+        for i in range(calls)
+    ]
+    rows.append(
+        (
+            "10 efficient and sparse attention: sparsity_widget_update",
+            *time_calls(lambda *a: sparsity_widget_update(sparsity_plot, *a), settings),
         )
     )
     return rows, first_ms

@@ -62,6 +62,7 @@ LINTED = [
     "tests",
     "benchmarks",
     "scripts",
+    "setup.py",
     *sorted(map(str, ROOT.glob("notebooks/*.py"))),
 ]
 

@@ -6,6 +6,8 @@
                      [--source DIR] [--no-sandbox]
     attncourse progress [--workspace DIR] [--source DIR]
     attncourse start [--workspace DIR] [--source DIR] [--dry-run] [JUPYTER LAB OPTIONS ...]
+    attncourse site --out DIR [--source DIR]
+    attncourse present NN [--source DIR] [--port N] [--no-browser] [--dry-run]
 
 Exit status: 0 done (a failed exercise is a score, not an error), 2 bad input.
 """
@@ -28,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="attncourse", description=DESCRIPTION)
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{release,grade,progress,start}"
+        dest="command", required=True, metavar="{release,grade,progress,start,site,present}"
     )
     source_help = f"folder of the instructor notebooks (default: {DEFAULT_SOURCE})"
 
@@ -135,6 +137,43 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dry-run", action="store_true", help="print the jupyter lab command instead of running it"
     )
+
+    p = sub.add_parser(
+        "site",
+        help="build a static HTML site of the course (works offline)",
+        description="Build a static HTML site of every chapter from the executed notebooks, as "
+        "they are stored (nothing is re-executed): figures, maths, claim checks, and the "
+        "exercises without solutions. A widget shows its stored figure, if the notebook stored "
+        "one, and how to run it live.",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="where to write the site (DIR/index.html)",
+    )
+    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
+
+    p = sub.add_parser(
+        "present",
+        help="show a chapter as slides with live widgets (Voila, reveal.js)",
+        description="Serve chapter NN as reveal.js slides with live widgets (Voila's reveal "
+        "template, offline) and open it in the browser. The chapter runs in a fresh kernel before "
+        "the first slide shows. Keys: Space next, arrows move, Esc overview, F full screen.",
+    )
+    p.add_argument("chapter", metavar="NN", help="chapter number (01 or 1), or a notebook's path")
+    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
+    p.add_argument(
+        "--port",
+        type=int,
+        metavar="N",
+        help="port to serve on (default: 8866 or the next free one)",
+    )
+    p.add_argument("--no-browser", action="store_true", help="only print the slides' address")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the voila command instead of running it"
+    )
     return parser
 
 
@@ -194,6 +233,20 @@ def main(argv=None) -> int:
                 print(f"wrote {len(written)} feedback reports under {args.feedback}")
         elif args.command == "progress":
             progress(args.workspace, source=args.source)
+        elif args.command == "site":
+            from .site import site
+
+            site(args.out, source=args.source)
+        elif args.command == "present":
+            from .present import present
+
+            return present(
+                args.chapter,
+                source=args.source,
+                port=args.port,
+                open_browser=not args.no_browser,
+                dry_run=args.dry_run,
+            )
         elif args.command == "start":
             release([], args.workspace, source=args.source)
             command = [

@@ -1,0 +1,143 @@
+"""Every chapter in JupyterLab, as a learner opens it: a fresh workspace made by ``attncourse
+start``, the chapter's cells run up to its first exercise, then the chapter's widget moved with the
+keyboard; its image must change each time, within 100 ms (median) of the key press.
+"""
+
+import importlib.util
+import re
+import time
+
+import nbformat
+import pytest
+from browser_helpers import CHAPTERS, LATENCY_BUDGET_MS, ROOT, measure_slider, record
+
+_spec = importlib.util.spec_from_file_location("slides", ROOT / "scripts" / "slides.py")
+slides = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(slides)
+
+RUN_TIMEOUT_MS = 240_000  # a chapter runs in at most 60 s on 2 quiet cores: room for a busy machine
+
+
+def first_exercise(nb) -> int:
+    """Index of the first cell of the graded exercises (their heading, or the first nbgrader
+    cell).
+    """
+    for index, cell in enumerate(nb.cells):
+        exercises = cell.cell_type == "markdown" and slides._EXERCISES.search(cell.source)
+        if exercises or slides.is_nbgrader(cell):
+            return index
+    return len(nb.cells)
+
+
+def widget_cell(instructor) -> int:
+    """Index of the chapter's widget: the first cell whose stored result is a widget."""
+    for index, cell in enumerate(instructor.cells):
+        if cell.cell_type == "code" and slides.shows_widget(cell):
+            return index
+    raise AssertionError("the instructor notebook stores no widget output: execute it")
+
+
+PANEL = "jupyterapp.shell.currentWidget"
+
+KERNEL_READY = f"""() => {{
+  const panel = window.jupyterapp && {PANEL};
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session
+    && panel.sessionContext.session.kernel;
+  return Boolean(kernel) && kernel.status === 'idle' && panel.content.widgets.length > 0;
+}}"""
+
+RUN_ABOVE = f"""async (stop) => {{
+  const panel = {PANEL};
+  panel.content.activeCellIndex = stop;
+  await jupyterapp.commands.execute('notebook:run-all-above');
+}}"""
+
+# all code cells above ``stop`` have run and the kernel is idle again
+RAN_ABOVE = f"""(stop) => {{
+  const panel = {PANEL};
+  for (let i = 0; i < stop; i++) {{
+    const cell = panel.content.widgets[i].model;
+    if (cell.type === 'code' && cell.executionCount === null) return false;
+  }}
+  return panel.sessionContext.session.kernel.status === 'idle';
+}}"""
+
+ERRORS_ABOVE = f"""(stop) => {{
+  const panel = {PANEL}, errors = [];
+  for (let i = 0; i < stop; i++) {{
+    const cell = panel.content.widgets[i].model;
+    if (cell.type !== 'code') continue;
+    for (let j = 0; j < cell.outputs.length; j++) {{
+      const out = cell.outputs.get(j).toJSON();
+      if (out.output_type === 'error')
+        errors.push(`cell ${{i + 1}}: ${{out.ename}}: ${{out.evalue}}`);
+    }}
+  }}
+  return errors;
+}}"""
+
+MARK_CELL = f"""async (index) => {{
+  const notebook = {PANEL}.content;
+  notebook.activeCellIndex = index;
+  await notebook.scrollToItem(index, 'start');
+  notebook.widgets[index].node.setAttribute('data-attncourse-widget', 'yes');
+}}"""
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_widget_answers_in_jupyterlab(lab, page, chapter, tmp_path):
+    base, token, workspace = lab
+    copy = workspace / chapter.name
+    assert copy.is_file(), f"attncourse start did not put {chapter.name} into the workspace"
+    stop = first_exercise(nbformat.read(copy, as_version=4))
+    widget = widget_cell(nbformat.read(chapter, as_version=4))
+    assert widget < stop, f"the widget (cell {widget + 1}) comes after the first exercise"
+
+    start = time.monotonic()
+    page.goto(f"{base}/lab/tree/{chapter.name}?token={token}&reset")
+    page.wait_for_function(KERNEL_READY, timeout=120_000, polling=200)
+    opened = time.monotonic()
+    page.evaluate(RUN_ABOVE, stop)
+    page.wait_for_function(RAN_ABOVE, arg=stop, timeout=RUN_TIMEOUT_MS, polling=250)
+    ran = time.monotonic()
+    errors = page.evaluate(ERRORS_ABOVE, stop)
+    assert not errors, f"{chapter.name}: cells raised: {errors}"
+
+    page.evaluate(MARK_CELL, widget)
+    cell = page.locator("[data-attncourse-widget=yes]")
+    output = cell.locator(".jp-OutputArea-output").last
+    handle = cell.locator(".widget-slider .noUi-handle").first
+    try:
+        handle.wait_for(state="visible", timeout=30_000)
+    except Exception:
+        shown = output.inner_text()[:500] if output.count() else "(no output)"
+        raise AssertionError(
+            f"{chapter.name}: no slider widget shown; the cell shows: {shown}"
+        ) from None
+    handle.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # let the image settle before the screenshot
+    output.screenshot(path=tmp_path / f"{chapter.stem}.png")
+    text = output.inner_text()
+    assert not re.search(r"\b[VH]Box\(children=|Error displaying widget", text), (
+        f"{chapter.name}: the widget renders as text: {text[:300]}"
+    )
+    image = output.locator("img")
+    if image.count():  # every chapter's widget draws a PNG, except chapter 00's text bars
+        size = image.first.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+        assert min(size) > 50, f"{chapter.name}: the widget's image is {size} pixels"
+
+    latencies = measure_slider(page, handle)
+    measured = time.monotonic()
+    entry = record(
+        chapter.stem,
+        latencies,
+        open_s=opened - start,
+        run_s=ran - opened,
+        widget_s=measured - ran,
+        total_s=measured - start,
+    )
+    page.evaluate(f"() => {PANEL}.sessionContext.shutdown()")  # free the cores for the next one
+    assert entry["median_ms"] <= LATENCY_BUDGET_MS, (
+        f"{chapter.name}: median {entry['median_ms']:.0f} ms from key press to new image "
+        f"(budget {LATENCY_BUDGET_MS:.0f} ms): {entry['latencies_ms']}"
+    )
