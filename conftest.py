@@ -4,12 +4,13 @@ import os
 
 import pytest
 
-os.environ.pop("MPLBACKEND", None)  # a shell's MPLBACKEND=Agg would leave the notebooks' figures out
+# a shell's MPLBACKEND=Agg would leave the notebooks' figures out
+os.environ.pop("MPLBACKEND", None)
 
 
 def pytest_collection_finish(session):
     if "MPLBACKEND" in os.environ:
         raise pytest.UsageError(
-            "a test module set MPLBACKEND while it was collected: the notebook kernels would inherit it "
-            "and draw no figures; call matplotlib.use('Agg') in the test module instead"
+            "a test module set MPLBACKEND while it was collected: the notebook kernels would "
+            "inherit it and draw no figures; call matplotlib.use('Agg') in the test module instead"
         )

@@ -252,7 +252,16 @@ except AssertionError as error:
 # |---|---|---|
 # | learner | `attncourse start [--workspace DIR]` | makes your own workspace (default `./workspace`) — student copies of the notebooks, without solutions — if it is not there yet, and opens JupyterLab on it; new chapters are added, your changed notebooks are left alone |
 # | learner / instructor | `attncourse release [NOTEBOOK …] --out DIR` | writes student copies (no solution text, no hidden tests, no outputs); never overwrites a notebook you have changed (it says so and skips it; `--force` overrides) |
-# | instructor / learner | `attncourse grade SUBMISSION … [--json FILE]` | grades notebooks headless, hidden tests restored, with a time limit per cell; prints points per exercise and the total |
+# | instructor | `attncourse grade SUBMISSION … [--csv FILE] [--feedback DIR]` | grades submissions headless, each in a sandbox of its own: it calls your functions on the visible and the hidden inputs and judges the answers outside your notebook; prints points per exercise and the total |
+# | learner | `attncourse progress [--workspace DIR]` | which exercises of which chapters of your workspace pass, by the same checks |
+# | lecturer | `attncourse present NN` | chapter NN as slides in the browser, with live widgets (Voilà's reveal.js slides; no network needed) |
+# | reader | `attncourse site --out DIR` | a static HTML site of every chapter, from the stored outputs; open `DIR/index.html`, offline |
+#
+# **Presenting inside JupyterLab.** Every chapter carries its slide layout (one slide per
+# section, the widget on a slide of its own, the exercises skipped). With the chapter open, click
+# the Deck button in the notebook's toolbar, or run *Start Deck* from the command palette
+# (Ctrl+Shift+C): the notebook becomes slides with its code and widgets live. Arrow keys and Space
+# move, Shift+Enter runs a cell and moves on, *Stop Deck* goes back to the notebook.
 #
 # The notebooks in the repository's `notebooks/` folder are the **instructor versions**: solutions
 # and stored outputs included. Work in your own workspace, not in them. Nothing in the course ever

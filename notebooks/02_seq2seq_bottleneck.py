@@ -483,7 +483,10 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The fixed-context model copies short sources well and falls towards chance as n grows: the
 # information that demonstrably passes through its C peaks at about 21 bits (the Fano bound of
-# §6.1), about five tokens' worth at log₂ 20 ≈ 4.3 bits a token — not the 130 bits of thirty. Every
+# §6.1), about five tokens' worth at log₂ 20 ≈ 4.3 bits a token — not the 130 bits of thirty. That
+# peak is at n = 5, where it is close to everything the source holds (H(X) = 5 log₂ 20 ≈ 21.6
+# bits): there the bound is capped by the source, not by C; at longer lengths, where the source
+# holds more, fewer bits get through, not more (§6.1). Every
 # attention model stays near the top at every length, with about as many parameters as the model
 # without attention (the table's second column: fewer for dot, general, concat and local-m, more
 # for additive). This is the effect of Bahdanau et al.'s Fig. 2. Is attention just buying
@@ -770,10 +773,11 @@ plt.show()
 #
 # The cell checks all three exactly on a small discrete world: X = 4 tokens out of V = 4 (256
 # equally likely sources), an "encoder" that keeps only the first two tokens (C has 16 values) or
-# only the number of distinct tokens (4 values, not equally likely), and four "decoders": one that
-# copies C (equality), one that loses part of C — it writes only (x_1 + x_2) mod 4 — so the first
-# inequality must be **strict**, and one that also reads x_3 from the source, **not** through C (no
-# Markov chain X → C → Y), for which the inequality fails.
+# only the number of distinct tokens (4 values, not equally likely), and three kinds of "decoder"
+# (four encoder–decoder pairs): one that copies C (equality; paired with each encoder), one that
+# loses part of C — it writes only (x_1 + x_2) mod 4 — so the first inequality must be **strict**,
+# and one that also reads x_3 from the source, **not** through C (no Markov chain X → C → Y), for
+# which the inequality fails.
 #
 # > **Glossary** · mutual information 互信息 · entropy 熵 · data-processing inequality 数据处理不等式 ·
 # > Markov chain 马尔可夫链 · bit 比特 · Fano's inequality 法诺不等式 · lower bound 下界
@@ -877,7 +881,8 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Without attention the bits that reach the output stop growing: about 21 at n = 5, then they even
+# Without attention the bits that reach the output stop growing: about 21 at n = 5 (close to the
+# 21.6 bits the source holds there, so capped by the source), then they even
 # fall to 8–15 (the bound is loose when errors are spread thinly over many positions, and a
 # longer source crowds C more). C carries a limited amount however long the source is, while the
 # attention model's bits follow H(X) = n log₂ 20 up. The wide fixed context of §3.2 carries more —

@@ -1011,7 +1011,7 @@ print(
 #
 # **Claim check — Lemma 14.3.19 (Eq. 14.3.37) ⚠: the attention half ✓, the RNN half ✗ as a general
 # statement.** Softmax weights are all positive, so I(o; v_j) > 0 for every pair (printed: the
-# minimum is positive at every β) — but it can be vanishingly small (about 10⁻¹³ nats at β = 4,
+# minimum is positive at every β) — but it can be vanishingly small (about 5·10⁻¹⁴ nats at β = 4,
 # 10⁻⁵⁶ at β = 16), so "η > 0" says little about how much gets through. For the RNN, "η ≈ 0 at long range" holds
 # for contractive recurrences (ρ < 1: exponential decay, §10) and fails at ρ = 1, where the linear
 # Gaussian RNN keeps the same information about every past input (§10, printed again above);
@@ -1179,7 +1179,7 @@ print(
 # | §5.4.2: attention needs positions injected | ✓ | without positions it is permutation-equivariant (exact); sinusoidal positions break it (§11) |
 # | §5.4.2: weak inductive bias needs more data | ✓ (this scale) | local task, two seeds: a convolution learns it from 32 sequences, attention needs 128 (§11) |
 # | §5.4.3: high-entropy heads "explore" the sequence | ⚠ | they average: about each position the output keeps ≈ d/(2n) nats; entropy says nothing about which positions matter (§11) |
-# | Lemma 14.3.19 (Eq. 14.3.37): η_ij > 0 under attention, ≈ 0 in an RNN at long range | ⚠ | attention ✓ (all weights > 0, but it can be 10⁻⁷ nats); RNN ✗ in general: the ρ = 1 linear Gaussian RNN keeps the same information at every distance (§10, §11) |
+# | Lemma 14.3.19 (Eq. 14.3.37): η_ij > 0 under attention, ≈ 0 in an RNN at long range | ⚠ | attention ✓ (all weights > 0, but the least information about a position can be vanishingly small: about 5·10⁻¹⁴ nats at β = 4, 10⁻⁵⁶ at β = 16, §11); RNN ✗ in general: the ρ = 1 linear Gaussian RNN keeps the same information at every distance (§10, §11) |
 # | Eq. (5.4.9): X^(L) = X^(0) + Σ ΔX^(l) | ✗ / ✓ | false for the source's Post-LN stack (5.4.8): attention off gives LayerNorm(X^(0)), the mean direction gets no gradient; exact for Pre-LN (§11) |
 # | Eq. (5.4.10): f(X) = A(X) X W_V; "global functions, any dependency pattern" | ✓ / ⚠ | the identity ✓; global ✓; but one layer only averages values: it cannot count (n copies of a token give the same output for every n) (§11) |
 

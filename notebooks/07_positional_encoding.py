@@ -371,6 +371,9 @@ plt.show()
 # the score sees the offset n − m and nothing else — **exactly**, for every q and k, without the
 # cross terms (content × position) that an added encoding puts into (x_p + PE_p)ᵀW(x_q + PE_q).
 # Rotations keep norms, so RoPE changes the angle between q and k, never their lengths.
+#
+# > **Glossary** · rotary position embedding (RoPE) 旋转位置编码 · relative offset 相对偏移 ·
+# > complex number 复数 · summation by parts 分部求和 · upper bound 上界 · long-distance decay 远程衰减
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -458,6 +461,9 @@ plt.show()
 # `scaled_dot_product_attention`. For keys of equal content the weights are then exactly
 # ∝ e^{−m_h (i − j)}: a recency prior of a different width in each head, the same at every length.
 # You write causal ALiBi attention in Exercise 3.
+#
+# > **Glossary** · attention with linear biases (ALiBi) 线性偏置注意力 · slope 斜率 · recency prior
+# > 近因先验 · underflow 下溢 · subnormal number 次正规数 · single precision (float32) 单精度浮点数
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -621,6 +627,9 @@ print("two open paths, gradient:", x_res.grad.tolist())
 # vectors can be all different in any dimension — at finite precision, the question is whether the
 # *stored* vectors are. The cell counts distinct rows of the sinusoidal table for n = 4096 in four
 # number formats, and tries a binary code with ⌈log₂ n⌉ coordinates in {−1, +1}.
+#
+# > **Glossary** · information-theoretic lower bound 信息论下界 · finite precision 有限精度 ·
+# > number format 数值格式 · binary code 二进制编码 · counting argument 计数论证 · sphere packing 球填充
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -685,7 +694,7 @@ assert int((offsets_read == p_idx - q_idx).sum()) == 2000
 #
 # **Expected**: ALiBi about as accurate at 4L as at L; sinusoidal near-perfect at L, collapsing
 # beyond it; RoPE in between. **Pass** (both seeds): ALiBi ≥ 0.93 at 4L and within 0.03 of its
-# accuracy at L; sinusoidal ≥ 0.97 at L and ≤ 0.7 at 4L; ALiBi − sinusoidal ≥ 0.25 at 4L; without
+# accuracy at L; sinusoidal ≥ 0.9 at L and ≤ 0.7 at 4L; ALiBi − sinusoidal ≥ 0.25 at 4L; without
 # positions ≤ 0.85 already at L.
 #
 # > **Glossary** · extrapolation 外推 · length generalisation 长度泛化 · linear bias 线性偏置 ·
@@ -713,7 +722,7 @@ for seed in (0, 1):
         for e in ("sinusoidal", "rope", "alibi", "none")
     }
     assert mean["alibi"][128] >= 0.93 and mean["alibi"][128] >= mean["alibi"][32] - 0.03, seed
-    assert mean["sinusoidal"][32] >= 0.97 and mean["sinusoidal"][128] <= 0.7, seed
+    assert mean["sinusoidal"][32] >= 0.9 and mean["sinusoidal"][128] <= 0.7, seed
     assert mean["alibi"][128] - mean["sinusoidal"][128] >= 0.25, seed
     assert mean["none"][32] <= 0.85, seed
 print("ALiBi holds at 4L on both seeds; sinusoidal collapses beyond L")

@@ -402,22 +402,26 @@ print(
     f"{'gate bias':>9} {'mean T':>8} {'RMS h_50':>9} {'|g_0|/|g_50|':>13} {'cosine at h_50':>15}"
     f" {'min_l |dL/dW_H|':>16} {'min_l |dL/db_T|':>16}"
 )
+smallest = {}  # gate bias -> min over the 50 layers of |dL/dW_H|
 for bias in (-10.0, -8.0, -6.0, -4.0, -3.0, -2.0, -1.0, 0.0, 2.0):
     s = layer_statistics("highway", L, gate_bias=bias)
+    smallest[bias] = float(s.weight_gradient.min())
     print(
         f"{bias:9.0f} {float(s.gate_mean.mean()):8.4f} {float(s.activation_rms[-1]):9.2g} "
         f"{float(s.gradient_norm[0] / s.gradient_norm[-1]):13.2g} {float(s.cosine[-1]):15.2f}"
-        f" {float(s.weight_gradient.min()):16.2g} {float(s.gate_bias_gradient.min()):16.2g}"
+        f" {smallest[bias]:16.2g} {float(s.gate_bias_gradient.min()):16.2g}"
     )
+# the trade-off: the smallest W_H gradient peaks between the ends and falls on both sides
+assert smallest[-4.0] > 10 * max(smallest[-10.0], smallest[0.0], smallest[2.0])
 
 hw = Highway(6, gate_bias=-30.0)
 x6 = torch.randn(5, 6)
-print("gate bias -30 (T = 0): the layer copies its input:", torch.allclose(hw(x6), x6, atol=1e-6))
+copies = torch.allclose(hw(x6), x6, atol=1e-6)
+print("gate bias -30 (T = 0): the layer copies its input:", copies)
 hw = Highway(6, gate_bias=30.0)
-print(
-    "gate bias +30 (T = 1): the layer is the plain layer H:",
-    torch.allclose(hw(x6), hw.transform(x6), atol=1e-6),
-)
+plain = torch.allclose(hw(x6), hw.transform(x6), atol=1e-6)
+print("gate bias +30 (T = 1): the layer is the plain layer H:", plain)
+assert copies and plain
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim check — Eq. (5.3.3)–(5.3.4) ✓** (the package's `Highway` is tested against the formula),
@@ -489,6 +493,7 @@ for bias in (-10.0, -6.0, -2.0, 0.0):
     print(
         f"{bias:9.0f} {float(T.mean()):8.1e} {float(dW_H.norm()):10.1e} {float(db_T.norm()):10.1e}  {ok}"
     )
+    assert ok
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Correct statement**: a deep highway stack should start with a **small but non-zero T** — gate
@@ -520,10 +525,8 @@ with torch.no_grad():
     _, c_t = cell(x6, (zeros, x6))  # input x, h_{t-1} = 0, c_{t-1} = x
     T, C = torch.sigmoid(x6 @ W_i.T + b_i), torch.sigmoid(x6 @ W_f.T + b_f)  # input, forget gates
     H = torch.tanh(x6 @ W_g.T + b_g)  # the candidate
-    print(
-        "c_t = H·T + x·C, Eq. (5.3.3) with T = input gate, C = forget gate:",
-        torch.allclose(c_t, H * T + x6 * C),
-    )
+    untied = torch.allclose(c_t, H * T + x6 * C)
+    print("c_t = H·T + x·C, Eq. (5.3.3) with T = input gate, C = forget gate:", untied)
     cell.weight_ih[6:12] = -W_i  # couple the gates: forget = sigmoid(-(...)) = 1 - input
     cell.bias_ih[6:12], cell.bias_hh[6:12] = -b_i, 0.0
     _, c_tied = cell(x6, (zeros, x6))
@@ -532,7 +535,9 @@ with torch.no_grad():
     hw.transform[0].bias.copy_(b_g)
     hw.gate.weight.copy_(W_i)
     hw.gate.bias.copy_(b_i)
-    print("with forget = 1 - input: c_t = Highway(x), Eq. (5.3.4):", torch.allclose(c_tied, hw(x6)))
+    tied = torch.allclose(c_tied, hw(x6))
+    print("with forget = 1 - input: c_t = Highway(x), Eq. (5.3.4):", tied)
+assert untied and tied
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # **Claim check — "Highway is a simplified LSTM" ⚠ (true of the gating, stated precisely).** One
@@ -934,6 +939,9 @@ for name, value in ms.items():
     print(f"{name:26s} {value:7.2f} ms")
 for name, names in ops.items():
     print(f"{name:26s} runs {len(names)} kernel(s): {', '.join(names)}")
+# what the text rests on, in the pinned PyTorch version: one fused kernel against a chain
+assert ops["F.layer_norm (built-in)"] == ["native_layer_norm"]
+assert ops["F.rms_norm (built-in)"] == ["pow", "mean", "add_", "rsqrt", "mul", "mul"]
 scratch = ms["RMSNorm (from scratch)"] / ms["LayerNorm (from scratch)"]
 built_in = ms["F.rms_norm (built-in)"] / ms["F.layer_norm (built-in)"]
 print(

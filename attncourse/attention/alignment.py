@@ -1,4 +1,5 @@
-"""Encoder-decoder alignment attention: Bahdanau (additive) and Luong (multiplicative).
+"""Encoder-decoder alignment attention: Bahdanau (additive) and Luong (dot and general, which are
+multiplicative, and concat, which is additive).
 
 Source 003: e_tj = a(s_{t-1}, h_j), alpha_tj = softmax_j(e_tj), c_t = sum_j alpha_tj h_j.
 """
@@ -70,9 +71,10 @@ class AdditiveAttention(nn.Module):
 
 
 class LuongAttention(nn.Module):
-    """Luong et al. 2015 scores (source 003, multiplicative):
+    """Luong et al. 2015 scores (source 003):
 
     dot: s^T h_j  ·  general: s^T W_a h_j  ·  concat: v_a^T tanh(W_a [s; h_j]).
+    dot and general are multiplicative; concat is the additive form (as in Bahdanau's score).
     Same call and return as ``AdditiveAttention``. "dot" needs query_dim == key_dim.
     """
 

@@ -276,6 +276,22 @@ def test_one_shot_net_contribution_prunes_both_copies_and_recomputing_does_not()
     assert mh.best_heads_to_keep(jt, ["A", "B", "D"], "Y", 1) == (["A"], 1.0)
 
 
+def test_alg_14_3_1_as_printed_scores_only_the_last_head_and_fails_on_a_ratio():
+    jt = mh.joint_table(
+        mh.bits(2), {"A": lambda x: x[0], "B": lambda x: x[0], "Y": lambda x: x[0] ^ x[1]}
+    )
+    with pytest.raises(TypeError):
+        mh.alg_14_3_1_as_printed(["A", "B"], jt, "Y", low_score_ratio=0.5)
+    candidates, scores = mh.alg_14_3_1_as_printed(["A", "B"], jt, "Y", low_score_ratio=1)
+    assert list(scores) == ["B"] and candidates == []
+    assert scores["B"] == pytest.approx(-1.0, abs=1e-12)  # 0 direct + 0 marginal - 1 redundancy
+
+
+def test_argmax_and_argmin_positions_take_the_first_of_ties():
+    assert mh.argmax_position((1, 3, 0, 3)) == 1 and mh.argmin_position((1, 3, 0, 0)) == 2
+    assert mh.argmax_position((2, 2)) == 0 and mh.argmin_position((2, 2)) == 0
+
+
 def test_only_the_corners_of_a_key_grid_win_an_arg_max():
     keys = mh.grid_keys(3, 2)
     won = mh.argmax_selectable_keys(keys)
@@ -414,6 +430,8 @@ def test_widget_toggles_redraw():
     data = mh.sort_batch(8, g(13))
     curves = {"random": torch.linspace(1, 0, 33)}
     box = mh.head_mask_widget(model, data, curves, {"random": list(range(32))})
+    assert box.controls["L0H3"].description == "1.4"  # labels count layers and heads from 1
+    assert box.controls["L1H15"].description == "2.16"
     readout = box.children[-2]
     before = readout.value
     box.controls["L0H3"].value = False

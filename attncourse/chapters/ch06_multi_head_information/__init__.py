@@ -7,7 +7,7 @@
 * ``subspaces``: heads as subspaces (W_O [z_1; …; z_h] = Σ_h W_O^h z_h), two heads vs one head,
   the low-rank bottleneck of small heads (Bhojanapalli et al. 2020);
 * ``exact``: exact joint tables of toy tasks and the source's formulas next to the chain
-  rule (Eq. 14.3.11, 14.3.12, 14.3.21–14.3.27, App. 14.3.1);
+  rule (Eq. 14.3.11, 14.3.12, 14.3.21–14.3.27, App. 14.3.1, Alg. 14.3.1 as printed);
 * ``estimators``: k-means + plug-in mutual information for head outputs;
 * ``pruning``: Michel et al.'s importance, App. 14.3.1's information criterion, pruning curves;
 * ``regularisers``: the entropy loss (Def. 14.3.16), App. 14.3.5's diversity loss as printed, an
@@ -18,7 +18,10 @@
 from .estimators import kmeans_codes, plugin_mutual_information, sample_joint
 from .exact import (
     JointTable,
+    alg_14_3_1_as_printed,
+    argmax_position,
     argmax_selectable_keys,
+    argmin_position,
     best_heads_to_keep,
     binned_self_information,
     bits,

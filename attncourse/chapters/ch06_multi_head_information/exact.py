@@ -6,7 +6,8 @@ tokens. ``joint_table`` enumerates them into one probability table with a dimens
 so every quantity below is exact (``attncourse.metrics``), not estimated:
 
 * the source's formulas as printed — Eq. (14.3.11), (14.3.12), (14.3.21), (14.3.22), (14.3.23),
-  (14.3.25), (14.3.26), (14.3.27) and App. 14.3.1's net contribution — next to
+  (14.3.25), (14.3.26), (14.3.27), App. 14.3.1's net contribution and Alg. 14.3.1's pseudo-code
+  (``alg_14_3_1_as_printed``, run as printed, defects included) — next to
 * what the chain rule of mutual information says instead (co-information with its sign,
   conditional marginal contributions, total correlation).
 
@@ -157,6 +158,17 @@ def eq_14_3_12(jt: JointTable, patterns: Sequence[str]) -> float:
     return total / h**2
 
 
+def argmax_position(x: Sequence) -> int:
+    """The position of the first largest token of ``x``: a hard-attention head that attends to
+    the maximum, as a function of the input."""
+    return max(range(len(x)), key=lambda i: (x[i], -i))
+
+
+def argmin_position(x: Sequence) -> int:
+    """The position of the first smallest token of ``x``."""
+    return min(range(len(x)), key=lambda i: (x[i], i))
+
+
 def mean_pattern_information(jt: JointTable, patterns: Sequence[str]) -> float:
     """(1/h²) Σ_{h1,h2} I(A_h1; A_h2) over distinct pairs: large when patterns predict each other
     (a redundancy measure that points the right way)."""
@@ -196,6 +208,24 @@ def prune_by_net_contribution(
         kept.remove(worst)
         removed.append(worst)
     return removed
+
+
+def alg_14_3_1_as_printed(heads, jt, y, low_score_ratio, lam=(1.0, 1.0, 1.0)):
+    """Source Alg. 14.3.1, line for line ('estimate_mutual_information' is exact here)."""
+    I_direct, I_without, marginal, redundancy, score = {}, {}, {}, {}, {}
+    I_total = information(jt, heads, y)
+    for h in heads:
+        I_direct[h] = information(jt, [h], y)  # method 1
+        I_without[h] = information(jt, [o for o in heads if o != h], y)  # method 2
+        marginal[h] = I_total - I_without[h]
+        redundancy[h] = 0.0  # (never initialised in the source)
+        for h2 in heads:  # method 3
+            if h2 != h:
+                redundancy[h] += mutual_information(jt.table, jt.dim(h), jt.dim(h2))
+    score[h] = lam[0] * I_direct[h] + lam[1] * marginal[h] - lam[2] * redundancy[h]
+    sorted_heads = sorted(score, key=score.get, reverse=True)
+    prune_candidates = sorted_heads[low_score_ratio:]
+    return prune_candidates, score
 
 
 def best_heads_to_keep(jt: JointTable, heads: Sequence[str], y: str, keep: int):

@@ -100,7 +100,9 @@ class HeadMaskPlot(BlittedFigure):
         cmap = matplotlib.colormaps["viridis"].with_extremes(bad="white")
         self._mosaic = top.imshow(blank, vmin=0, vmax=1, cmap=cmap, aspect="auto")
         (self._crosses,) = top.plot([], [], color="tab:red", lw=1)
-        top.set_xticks([h * (T + 1) + (T - 1) / 2 for h in range(H)], [f"h{h}" for h in range(H)])
+        top.set_xticks(
+            [h * (T + 1) + (T - 1) / 2 for h in range(H)], [f"h{h + 1}" for h in range(H)]
+        )
         top.set_yticks(
             [la * (T + 1) + (T - 1) / 2 for la in range(L)], [f"layer {la + 1}" for la in range(L)]
         )
@@ -153,7 +155,9 @@ def head_mask_widget_update(
 
 def head_mask_widget(model: HeadGatedEncoder, data: tuple, curves: dict, orders: dict):
     """The chapter-06 widget: a toggle per head (on = kept) and "remove the first k heads of an
-    order"; accuracy, loss, the patterns and the marked point on the pruning curves follow."""
+    order"; accuracy, loss, the patterns and the marked point on the pruning curves follow.
+    Labels number layers and heads from 1, as the chapter does ("1.4" = layer 1, head 4); the
+    control names ``L{layer}H{head}`` and the (layer, head) pairs in the code count from 0."""
     import ipywidgets as widgets
 
     L, H = model.num_layers, model.num_heads
@@ -161,8 +165,8 @@ def head_mask_widget(model: HeadGatedEncoder, data: tuple, curves: dict, orders:
     toggles = {
         f"L{layer}H{head}": widgets.ToggleButton(
             value=True,
-            description=f"{layer + 1}.{head}",
-            tooltip=f"layer {layer + 1}, head {head}: on = kept",
+            description=f"{layer + 1}.{head + 1}",
+            tooltip=f"layer {layer + 1}, head {head + 1}: on = kept",
             layout=widgets.Layout(width="44px", padding="0px"),
         )
         for layer in range(L)
