@@ -22,3 +22,30 @@ def fails_with(check, fn, *fragments):
     for fragment in fragments:
         assert fragment in message, message
     return message
+
+
+def passes_on_seeds(check, answer, seeds, capsys, cases=None):
+    """``check(answer, seed=s)`` passes for every seed, each saying so in one line (with the
+    number of cases, when ``cases`` is given)."""
+    for seed in seeds:
+        check(answer, seed=seed)
+    lines = capsys.readouterr().out.splitlines()
+    passed = f"all {cases} checks passed" if cases is not None else "checks passed"
+    assert len(lines) == len(seeds), lines
+    assert all(line.startswith(f"✓ {answer.__name__}: ") and passed in line for line in lines), (
+        lines
+    )
+
+
+def fails_on_seeds(check, answer, seeds, *fragments):
+    """``check(answer, seed=s)`` fails for every seed with a message containing each fragment."""
+    for seed in seeds:
+        with pytest.raises(AssertionError) as info:
+            check(answer, seed=seed)
+        for fragment in fragments:
+            assert fragment in str(info.value), f"seed {seed}: {info.value}"
+
+
+def styles_per_check(styles, checks) -> dict:
+    """How many correct styles the suite has for each check (the suites want three or more)."""
+    return {check: sum(c is check for c, _ in styles) for check in checks}

@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from exercise_helpers import fails
+from exercise_helpers import fails, passes_on_seeds, styles_per_check
 
 import attncourse.chapters.ch03_entropy_and_temperature
 from attncourse.exercises.ch03 import (
@@ -264,16 +264,12 @@ STYLES = [
 
 @pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
 def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
-    for seed in HIDDEN_SEEDS:
-        check(answer, seed=seed)
-    assert capsys.readouterr().out.count("✓") == len(HIDDEN_SEEDS)
+    passes_on_seeds(check, answer, HIDDEN_SEEDS, capsys)
 
 
 def test_each_exercise_has_at_least_three_correct_styles():
-    counts = {}
-    for check, _ in STYLES:
-        counts[id(check)] = counts.get(id(check), 0) + 1
-    assert len(counts) == 5 and min(counts.values()) >= 3
+    counts = styles_per_check(STYLES, {check for check, _ in STYLES})
+    assert len(counts) == 5 and min(counts.values()) >= 3, counts
 
 
 chapter = attncourse.chapters.ch03_entropy_and_temperature

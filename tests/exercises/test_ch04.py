@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from exercise_helpers import blank, fails_with
+from exercise_helpers import (
+    blank,
+    fails_on_seeds,
+    fails_with,
+    passes_on_seeds,
+    styles_per_check,
+)
 from torch.nn.utils import clip_grad_norm_ as bound_clip_grad_norm_
 
 import attncourse.chapters.ch04_gradient_paths as chapter
@@ -36,21 +42,6 @@ MORE_SEEDS = (1, 7, 2024)
 def seeds(check, more=MORE_SEEDS):
     """The visible seed 0, the seed of the notebook's hidden test, and ``more``."""
     return (0, CHECKS[check][1], *more)
-
-
-def passes_every_seed(check, answer, capsys):
-    for seed in seeds(check):
-        check(answer, seed=seed)
-    out = capsys.readouterr().out
-    assert out.count(f"all {CHECKS[check][0]} checks passed") == len(seeds(check)), out
-
-
-def fails_on_the_seeds(check, answer, *fragments):
-    for seed in seeds(check, more=(7,)):
-        with pytest.raises(AssertionError) as info:
-            check(answer, seed=seed)
-        for fragment in fragments:
-            assert fragment in str(info.value), f"seed {seed}: {info.value}"
 
 
 # ------------------------------------------------------------------------- 1: RNN Jacobian
@@ -283,7 +274,7 @@ STYLES = [
 
 @pytest.mark.parametrize("check, answer", STYLES, ids=[a.__name__ for _, a in STYLES])
 def test_every_correct_style_passes_the_visible_check_and_the_hidden_seeds(check, answer, capsys):
-    passes_every_seed(check, answer, capsys)
+    passes_on_seeds(check, answer, seeds(check), capsys, cases=CHECKS[check][0])
 
 
 def test_the_hidden_seeds_are_the_notebook_s():
@@ -295,7 +286,7 @@ def test_the_hidden_seeds_are_the_notebook_s():
 
 
 def test_each_exercise_has_at_least_three_correct_styles():
-    counts = {check: sum(c is check for c, _ in STYLES) for check in CHECKS}
+    counts = styles_per_check(STYLES, CHECKS)
     assert min(counts.values()) >= 3, counts
 
 
@@ -553,7 +544,7 @@ MISTAKES = [
 
 @pytest.mark.parametrize("check, answer, message", MISTAKES)
 def test_each_common_mistake_is_named_on_the_visible_and_the_hidden_seed(check, answer, message):
-    fails_on_the_seeds(check, answer, message)
+    fails_on_seeds(check, answer, seeds(check, more=(7,)), message)
 
 
 def test_a_search_without_the_zero_diagonal_is_named_on_every_graph_it_gets_wrong():

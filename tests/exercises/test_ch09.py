@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import blank, fails
+from exercise_helpers import blank, fails, fails_on_seeds, passes_on_seeds, styles_per_check
 from torch import nn
 
 import attncourse.chapters.ch09_pre_ln_vs_post_ln as chapter
@@ -34,14 +34,6 @@ COUNTS = {  # cases per seed
     check_deepnorm_constants: 5,
 }
 CHECKS = tuple(COUNTS)
-
-
-def fails_on_every_seed(check, answer, fragment, seeds=HIDDEN_SEEDS[:5]):
-    """``check(answer, seed=s)`` fails for each seed with a message containing ``fragment``."""
-    for seed in seeds:
-        with pytest.raises(AssertionError) as info:
-            check(answer, seed=seed)
-        assert fragment in str(info.value), f"seed {seed}: {info.value}"
 
 
 # ---------------------------------------------------------------------------- Pre-LN block
@@ -191,14 +183,11 @@ STYLES = [
 
 @pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
 def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
-    for seed in HIDDEN_SEEDS:
-        check(answer, seed=seed)
-    lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"✓ {answer.__name__}: all {COUNTS[check]} checks passed"] * len(HIDDEN_SEEDS)
+    passes_on_seeds(check, answer, HIDDEN_SEEDS, capsys, cases=COUNTS[check])
 
 
 def test_each_exercise_has_at_least_three_correct_styles():
-    styles = {check: sum(c is check for c, _ in STYLES) for check in CHECKS}
+    styles = styles_per_check(STYLES, CHECKS)
     assert min(styles.values()) >= 3, styles
 
 
@@ -401,7 +390,7 @@ MISTAKES = [
     "check, answer, message", MISTAKES, ids=[message[:48] for _, _, message in MISTAKES]
 )
 def test_common_mistakes_fail_with_their_name_on_every_seed(check, answer, message):
-    fails_on_every_seed(check, answer, message)
+    fails_on_seeds(check, answer, HIDDEN_SEEDS[:5], message)
 
 
 def test_each_exercise_names_at_least_five_mistakes():
