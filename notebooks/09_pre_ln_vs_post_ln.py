@@ -103,7 +103,8 @@ h = x + pre.attn(pre.norm1(x))[0]  # Eq. (5.3.11)
 assert torch.allclose(y_pre, h + pre.ffn(pre.norm2(h)))
 print(f"input           : mean {float(x.mean()):.2f}, std {float(x.std()):.2f}")
 print(
-    f"Post-LN output  : mean {float(y_post.mean()):.2f}, std {float(y_post.std()):.2f}   (normalised)"
+    f"Post-LN output  : mean 0 (|mean| < 1e-12: {abs(float(y_post.mean())) < 1e-12}), "
+    f"std {float(y_post.std()):.2f}   (normalised)"
 )
 print(
     f"Pre-LN output   : mean {float(y_pre.mean()):.2f}, std {float(y_pre.std()):.2f}   (x plus two sublayer outputs)"
