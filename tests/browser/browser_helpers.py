@@ -19,7 +19,7 @@ NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
 LATENCY_BUDGET_MS = 100.0  # median, key press -> new image on screen
-PRESSES = 20  # measured key presses per widget, after WARMUP ones
+PRESSES = 12  # measured key presses per widget, after WARMUP ones
 WARMUP = 2
 LOCAL = ("http://127.0.0.1", "http://localhost", "data:", "blob:", "about:", "file:")
 CHROMIUM_ARGS = [

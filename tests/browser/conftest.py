@@ -50,9 +50,9 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser):
-    """A fresh page that can reach only this machine; ``page.external`` lists what it tried."""
+def local_page(browser):
+    """(context, page): a page that can reach only this machine; ``page.external`` lists what it
+    tried to reach elsewhere, ``page.errors`` the page's script errors."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.external, page.errors = [], []
@@ -67,6 +67,13 @@ def page(browser):
 
     page.route("**/*", route)
     page.on("pageerror", lambda error: page.errors.append(str(error)))
+    return context, page
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page of its own for one test."""
+    context, page = local_page(browser)
     yield page
     context.close()
 
@@ -108,6 +115,22 @@ def lab(browser, tmp_path_factory):
     process = start_server(argv, folder / "lab.log", f"{base}/api/status?token={token}", 180)
     yield base, token, workspace
     stop_server(process)
+
+
+@pytest.fixture(scope="session")
+def lab_page(browser, lab):
+    """One page with JupyterLab loaded (as the learner keeps it open): the chapters are opened in
+    it one after the other. (base URL, token, workspace, page)."""
+    base, token, workspace = lab
+    context, page = local_page(browser)
+    page.goto(f"{base}/lab?token={token}&reset")
+    page.wait_for_function(
+        "() => Boolean(window.jupyterapp) && jupyterapp.commands.hasCommand('docmanager:open')",
+        timeout=120_000,
+    )
+    page.evaluate("async () => { await jupyterapp.started; await jupyterapp.restored; }")
+    yield base, token, workspace, page
+    context.close()
 
 
 def pytest_sessionfinish(session):

@@ -39,12 +39,26 @@ def widget_cell(instructor) -> int:
 
 PANEL = "jupyterapp.shell.currentWidget"
 
-KERNEL_READY = f"""() => {{
-  const panel = window.jupyterapp && {PANEL};
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session
-    && panel.sessionContext.session.kernel;
+OPEN = """async (path) => { await jupyterapp.commands.execute('docmanager:open', {path}); }"""
+
+# the notebook ``path`` is the current tab, its kernel started and idle
+KERNEL_READY = f"""(path) => {{
+  const panel = {PANEL};
+  const kernel = panel && panel.context && panel.context.path === path && panel.sessionContext
+    && panel.sessionContext.session && panel.sessionContext.session.kernel;
   return Boolean(kernel) && kernel.status === 'idle' && panel.content.widgets.length > 0;
 }}"""
+
+# shut the kernel of notebook ``path`` down (the cores go to the next chapter) and close its tab
+# unsaved; nothing if it is not open
+CLOSE = """async (path) => {
+  for (const panel of Array.from(jupyterapp.shell.widgets('main'))) {
+    if (!panel.context || panel.context.path !== path) continue;
+    await panel.sessionContext.shutdown();
+    panel.context.model.dirty = false;
+    panel.dispose();
+  }
+}"""
 
 RUN_ABOVE = f"""async (stop) => {{
   const panel = {PANEL};
@@ -80,13 +94,15 @@ MARK_CELL = f"""async (index) => {{
   const notebook = {PANEL}.content;
   notebook.activeCellIndex = index;
   await notebook.scrollToItem(index, 'start');
+  document.querySelectorAll('[data-attncourse-widget]').forEach(
+    node => node.removeAttribute('data-attncourse-widget'));
   notebook.widgets[index].node.setAttribute('data-attncourse-widget', 'yes');
 }}"""
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_widget_answers_in_jupyterlab(lab, page, chapter, tmp_path):
-    base, token, workspace = lab
+def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
+    _, _, workspace, page = lab_page
     copy = workspace / chapter.name
     assert copy.is_file(), f"attncourse start did not put {chapter.name} into the workspace"
     stop = first_exercise(nbformat.read(copy, as_version=4))
@@ -94,49 +110,51 @@ def test_chapter_widget_answers_in_jupyterlab(lab, page, chapter, tmp_path):
     assert widget < stop, f"the widget (cell {widget + 1}) comes after the first exercise"
 
     start = time.monotonic()
-    page.goto(f"{base}/lab/tree/{chapter.name}?token={token}&reset")
-    page.wait_for_function(KERNEL_READY, timeout=120_000, polling=200)
-    opened = time.monotonic()
-    page.evaluate(RUN_ABOVE, stop)
-    page.wait_for_function(RAN_ABOVE, arg=stop, timeout=RUN_TIMEOUT_MS, polling=250)
-    ran = time.monotonic()
-    errors = page.evaluate(ERRORS_ABOVE, stop)
-    assert not errors, f"{chapter.name}: cells raised: {errors}"
-
-    page.evaluate(MARK_CELL, widget)
-    cell = page.locator("[data-attncourse-widget=yes]")
-    output = cell.locator(".jp-OutputArea-output").last
-    handle = cell.locator(".widget-slider .noUi-handle").first
     try:
-        handle.wait_for(state="visible", timeout=30_000)
-    except Exception:
-        shown = output.inner_text()[:500] if output.count() else "(no output)"
-        raise AssertionError(
-            f"{chapter.name}: no slider widget shown; the cell shows: {shown}"
-        ) from None
-    handle.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # let the image settle before the screenshot
-    output.screenshot(path=tmp_path / f"{chapter.stem}.png")
-    text = output.inner_text()
-    assert not re.search(r"\b[VH]Box\(children=|Error displaying widget", text), (
-        f"{chapter.name}: the widget renders as text: {text[:300]}"
-    )
-    image = output.locator("img")
-    if image.count():  # every chapter's widget draws a PNG, except chapter 00's text bars
-        size = image.first.evaluate("img => [img.naturalWidth, img.naturalHeight]")
-        assert min(size) > 50, f"{chapter.name}: the widget's image is {size} pixels"
+        page.evaluate(OPEN, chapter.name)
+        page.wait_for_function(KERNEL_READY, arg=chapter.name, timeout=120_000, polling=200)
+        opened = time.monotonic()
+        page.evaluate(RUN_ABOVE, stop)
+        page.wait_for_function(RAN_ABOVE, arg=stop, timeout=RUN_TIMEOUT_MS, polling=250)
+        ran = time.monotonic()
+        errors = page.evaluate(ERRORS_ABOVE, stop)
+        assert not errors, f"{chapter.name}: cells raised: {errors}"
 
-    latencies = measure_slider(page, handle)
-    measured = time.monotonic()
-    entry = record(
-        chapter.stem,
-        latencies,
-        open_s=opened - start,
-        run_s=ran - opened,
-        widget_s=measured - ran,
-        total_s=measured - start,
-    )
-    page.evaluate(f"() => {PANEL}.sessionContext.shutdown()")  # free the cores for the next one
+        page.evaluate(MARK_CELL, widget)
+        cell = page.locator("[data-attncourse-widget=yes]")
+        output = cell.locator(".jp-OutputArea-output").last
+        handle = cell.locator(".widget-slider .noUi-handle").first
+        try:
+            handle.wait_for(state="visible", timeout=30_000)
+        except Exception:
+            shown = output.inner_text()[:500] if output.count() else "(no output)"
+            raise AssertionError(
+                f"{chapter.name}: no slider widget shown; the cell shows: {shown}"
+            ) from None
+        handle.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)  # let the image settle before the screenshot
+        output.screenshot(path=tmp_path / f"{chapter.stem}.png")
+        text = output.inner_text()
+        assert not re.search(r"\b[VH]Box\(children=|Error displaying widget", text), (
+            f"{chapter.name}: the widget renders as text: {text[:300]}"
+        )
+        image = output.locator("img")
+        if image.count():  # every chapter's widget draws a PNG, except chapter 00's text bars
+            size = image.first.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+            assert min(size) > 50, f"{chapter.name}: the widget's image is {size} pixels"
+
+        latencies = measure_slider(page, handle)
+        measured = time.monotonic()
+        entry = record(
+            chapter.stem,
+            latencies,
+            open_s=opened - start,
+            run_s=ran - opened,
+            widget_s=measured - ran,
+            total_s=measured - start,
+        )
+    finally:
+        page.evaluate(CLOSE, chapter.name)
     assert entry["median_ms"] <= LATENCY_BUDGET_MS, (
         f"{chapter.name}: median {entry['median_ms']:.0f} ms from key press to new image "
         f"(budget {LATENCY_BUDGET_MS:.0f} ms): {entry['latencies_ms']}"
