@@ -61,12 +61,17 @@ def installed(wheel, tmp_path_factory):
     return bin_dir, tmp_path_factory.mktemp("empty")
 
 
-def test_the_wheel_ships_every_chapter_notebook_and_the_weights(wheel):
+def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert sorted(n for n in names if n.startswith("attncourse/notebooks/")) == [
         f"attncourse/notebooks/{c.name}" for c in CHAPTERS
     ]
     assert "attncourse/weights/ch02_seq2seq.pt" in names
+    slides = "attncourse/classroom/slides/"  # attncourse present's offline settings and styles
+    static = slides + "voila/templates/attncourse-reveal/static/"
+    for name in ("dist/reveal.css", "dist/theme/white.css", "dist/theme/attncourse.css"):
+        assert static + name in names, f"{static + name} is not in the wheel"
+    assert slides + "voila.json" in names
 
 
 def _in_empty_folder(installed, *command):
