@@ -858,7 +858,7 @@ ex.check_entropy_temperature(my_entropy_t, seed=32)
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_softmax_jacobian", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_softmax_jacobian(weights):
-    """weights (..., n) -> (..., n, n) = diag(alpha) - alpha alpha^T."""
+    """weights (..., n) -> Jacobians (..., n, n), J[..., i, j] = d alpha_i / d s_j."""
     ### BEGIN SOLUTION
     return torch.diag_embed(weights) - weights.unsqueeze(-1) * weights.unsqueeze(-2)  # (..., n, n)
     ### END SOLUTION
@@ -922,7 +922,7 @@ ex.check_cosine_temperature(my_cosine_temperature, seed=34)
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_hoeffding_bound", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_hoeffding_bound(scores):
-    """scores (..., n) -> (...) = log n - (max s - min s)^2 / 8."""
+    """scores (..., n) -> (...) the corrected lower bound on H(softmax(s)), in nats."""
     ### BEGIN SOLUTION
     spread = scores.amax(dim=-1) - scores.amin(dim=-1)  # (...)
     return math.log(scores.shape[-1]) - spread**2 / 8  # (...)

@@ -696,7 +696,7 @@ ex.check_update_data_ratio(my_update_data_ratio, seed=23)
 
 # %% nbgrader={"grade": false, "grade_id": "ch09_deepnorm", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_deepnorm_constants(N):
-    """float64 tensor [alpha, beta] = [(2N)^(1/4), (8N)^(-1/4)]."""
+    """N -> float64 tensor [alpha, beta]: DeepNorm's constants for N encoder layers."""
     ### BEGIN SOLUTION
     return torch.tensor([(2 * N) ** 0.25, (8 * N) ** -0.25], dtype=torch.float64)
     ### END SOLUTION
