@@ -128,9 +128,9 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # Cut W_O into h blocks of d/h columns, W_O = [W_O^1 ⋯ W_O^h]. A block matrix times a stacked vector
 # is a sum: **W_O [z_1; …; z_h] = Σ_h W_O^h z_h**. Every head writes its own additive term into the
 # shared d-dimensional output, so "removing a head" is well defined: drop its term, i.e. multiply
-# z_h by a gate ξ_h = 0 (Michel et al. 2019). `GatedMultiHeadAttention` (chapter code, from
-# `nn.Linear` projections and `attncourse.attention.scaled_dot_product_attention`) does exactly
-# that; with every ξ_h = 1 it must be `attncourse.attention.MultiHeadAttention`.
+# z_h by a gate ξ_h = 0 (Michel et al. 2019). `GatedMultiHeadAttention` (chapter code: the
+# package's `MultiHeadAttention` with a gate on each z_h before W_O) does exactly that; with every
+# ξ_h = 1 it must give `attncourse.attention.MultiHeadAttention`'s output.
 #
 # > **Glossary** · multi-head attention 多头注意力 · head 注意力头 · subspace 子空间 ·
 # > output projection 输出投影 · block matrix 分块矩阵 · gate 门控 · head mask 头掩码

@@ -5,7 +5,7 @@ head's attention output, computed from the query's input)."""
 import torch
 from torch import nn
 
-from .dot_product import grouped_query_attention, scaled_dot_product_attention
+from .dot_product import scaled_dot_product_attention
 from .multihead import MultiHeadAttention
 
 
@@ -29,7 +29,6 @@ class GatedAttention(MultiHeadAttention):
 
     def forward(self, x, mask=None, causal: bool = False):
         self._check_inputs(x, x, x)
-        B, T, _ = x.shape
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, T, d_model) each
         g = self.gate(torch.cat([q, k, v], dim=-1))  # (B, T, H)
         g = g.transpose(1, 2).unsqueeze(-1)  # (B, H, T, 1)
@@ -37,8 +36,7 @@ class GatedAttention(MultiHeadAttention):
         out, weights = scaled_dot_product_attention(
             q, k, v, mask, causal=causal
         )  # (B, H, T, hd), (B, H, T, T)
-        out = (g * out).transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model)
-        return self.out_proj(out), g * weights  # (B, T, d_model), (B, H, T, T)
+        return self.merge_heads(g * out), g * weights  # (B, T, d_model), (B, H, T, T)
 
 
 class OutputGatedAttention(MultiHeadAttention):
@@ -75,14 +73,7 @@ class OutputGatedAttention(MultiHeadAttention):
         return g.view(B, T, self.num_heads, -1).transpose(1, 2)  # (B, H, T, 1 or hd)
 
     def forward(self, query, key=None, value=None, mask=None, causal: bool = False):
-        key = query if key is None else key
-        value = key if value is None else value
-        self._check_inputs(query, key, value)
-        B, T, _ = query.shape
-        q = self._split_heads(self.q_proj(query), self.num_heads)  # (B, H, T, hd)
-        k = self._split_heads(self.k_proj(key), self.num_kv_heads)  # (B, H_kv, S, hd)
-        v = self._split_heads(self.v_proj(value), self.num_kv_heads)  # (B, H_kv, S, hd)
-        out, weights = grouped_query_attention(q, k, v, mask, causal=causal)  # (B, H, T, hd)
-        out = self.gates(query) * out  # (B, H, T, hd)
-        out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model)
-        return self.out_proj(out), weights  # (B, T, d_model), (B, H, T, S)
+        z, weights = self.head_outputs(
+            query, key, value, mask, causal
+        )  # (B, H, T, hd), (B, H, T, S)
+        return self.merge_heads(self.gates(query) * z), weights  # (B, T, d_model), (B, H, T, S)

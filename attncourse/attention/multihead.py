@@ -56,18 +56,26 @@ class MultiHeadAttention(nn.Module):
                 f"and {key.shape[0]}"
             )
 
-    def forward(self, query, key=None, value=None, mask=None, causal: bool = False):
+    def head_outputs(self, query, key=None, value=None, mask=None, causal: bool = False):
+        """(z_1 … z_h as (B, H, T, hd), weights (B, H, T, S)): every head before W_O."""
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
-        B, T, _ = query.shape
         q = self._split_heads(self.q_proj(query), self.num_heads)  # (B, H, T, hd)
         k = self._split_heads(self.k_proj(key), self.num_kv_heads)  # (B, H_kv, S, hd)
         v = self._split_heads(self.v_proj(value), self.num_kv_heads)  # (B, H_kv, S, hd)
-        # out (B, H, T, hd), weights (B, H, T, S)
-        out, weights = grouped_query_attention(q, k, v, mask, causal=causal)
-        out = out.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model)
-        return self.out_proj(out), weights
+        return grouped_query_attention(q, k, v, mask, causal=causal)
+
+    def merge_heads(self, z: torch.Tensor) -> torch.Tensor:
+        """W_O [z_1; …; z_h]: (B, H, T, hd) -> (B, T, d_model)."""
+        B, H, T, hd = z.shape
+        return self.out_proj(z.transpose(1, 2).reshape(B, T, H * hd))  # (B, T, d_model)
+
+    def forward(self, query, key=None, value=None, mask=None, causal: bool = False):
+        z, weights = self.head_outputs(
+            query, key, value, mask, causal
+        )  # (B, H, T, hd), (B, H, T, S)
+        return self.merge_heads(z), weights  # (B, T, d_model), (B, H, T, S)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> "MultiHeadAttention":

@@ -1,9 +1,9 @@
 """Multi-head attention with a gate on every head (Michel et al. 2019), a small encoder built from
 it, the sort task it is trained on, and evaluation under a head mask.
 
-``GatedMultiHeadAttention`` is Eq. (14.3.10), MultiHead = W_O [ξ_1 z_1; …; ξ_h z_h], written with
-plain ``nn.Linear`` projections and ``attncourse.attention.scaled_dot_product_attention``; with
-every gate ξ_h = 1 it equals ``attncourse.attention.MultiHeadAttention`` with the same weights.
+``GatedMultiHeadAttention`` is Eq. (14.3.10), MultiHead = W_O [ξ_1 z_1; …; ξ_h z_h]: the
+package's ``MultiHeadAttention`` with a gate on each head before W_O (every gate ξ_h = 1 is plain
+multi-head attention).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import math
 import torch
 from torch import nn
 
-from ...attention import scaled_dot_product_attention
+from ...attention import MultiHeadAttention
 from ...losses import cross_entropy
 from ...norms import LayerNorm
 from ...positional import sinusoidal_encoding
 from ...threads import single_thread
 
 
-class GatedMultiHeadAttention(nn.Module):
+class GatedMultiHeadAttention(MultiHeadAttention):
     """MultiHead(x) = W_O [ξ_1 z_1; …; ξ_H z_H] + b_O,  z_h = Attention(x W_Q^h, x W_K^h, x W_V^h)
     (Eq. 14.3.10 with Michel et al.'s head gates ξ_h; ξ = 1 is plain multi-head attention).
 
@@ -29,33 +29,12 @@ class GatedMultiHeadAttention(nn.Module):
     (output (B, T, d), weights (B, H, T, T), head outputs z (B, H, T, d_h) before the gates).
     """
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True):
-        super().__init__()
-        if num_heads < 1 or d_model % num_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
-        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, _ = x.shape
-        return x.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d_h)
-
     def forward(self, x, gates=None, mask=None, causal: bool = False):
-        B, T, _ = x.shape
-        q, k, v = (
-            self._split(self.q_proj(x)),
-            self._split(self.k_proj(x)),
-            self._split(self.v_proj(x)),
-        )
-        z, weights = scaled_dot_product_attention(q, k, v, mask, causal=causal)  # (B, H, T, d_h)
+        z, weights = self.head_outputs(x, mask=mask, causal=causal)  # (B, H, T, d_h), (B, H, T, T)
         gated = (
             z if gates is None else z * gates.reshape(-1, self.num_heads, 1, 1)
         )  # (B, H, T, d_h)
-        out = self.out_proj(gated.transpose(1, 2).reshape(B, T, self.d_model))  # (B, T, d)
-        return out, weights, z
+        return self.merge_heads(gated), weights, z  # (B, T, d), (B, H, T, T), (B, H, T, d_h)
 
 
 class HeadGatedEncoder(nn.Module):

@@ -20,12 +20,11 @@ class LinearSelfAttention(MultiHeadAttention):
 
     def forward(self, x, mask=None, causal: bool = True):
         self._check_inputs(x, x, x)
-        B, T, _ = x.shape
         q, k, v = (
             self._split_heads(p(x), self.num_heads) for p in (self.q_proj, self.k_proj, self.v_proj)
         )  # (B, H, T, hd) each
         out, _ = linear_attention(q, k, v, causal=causal)  # (B, H, T, hd)
-        return self.out_proj(out.transpose(1, 2).reshape(B, T, self.d_model)), None
+        return self.merge_heads(out), None  # (B, T, d_model)
 
 
 def make_attention(kind: str, d: int, heads: int) -> nn.Module:
