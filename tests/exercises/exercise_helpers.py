@@ -1,5 +1,8 @@
 """What the exercise-check tests share: a blank answer and the ways to expect a named failure."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 
@@ -49,3 +52,17 @@ def fails_on_seeds(check, answer, seeds, *fragments):
 def styles_per_check(styles, checks) -> dict:
     """How many correct styles the suite has for each check (the suites want three or more)."""
     return {check: sum(c is check for c, _ in styles) for check in checks}
+
+
+def fails_when_unfinished(check):
+    """A blank answer (the release's) and one that returns nothing fail, each saying so."""
+    fails_with(check, blank, "blank is not implemented yet", "raise NotImplementedError()")
+    fails_with(check, lambda *args, **kwargs: None, "returned None: did you forget `return`?")
+
+
+def notebook_hidden_seeds(notebook: str, module) -> dict:
+    """{check: seed} of the hidden tests in ``notebooks/<notebook>.py``, read from their
+    ``ex.check_x(my_x, seed=N)`` lines."""
+    text = (Path(__file__).parents[2] / "notebooks" / f"{notebook}.py").read_text()
+    hidden = re.findall(r"ex\.(check_\w+)\(my_\w+, seed=(\d+)\)", text)
+    return {getattr(module, name): int(seed) for name, seed in hidden}

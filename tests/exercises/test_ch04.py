@@ -4,16 +4,15 @@ autograd, torch's clipping and the course's own functions are refused however th
 
 import functools
 import math
-import re
 from collections import deque
-from pathlib import Path
 
 import pytest
 import torch
 from exercise_helpers import (
-    blank,
     fails_on_seeds,
+    fails_when_unfinished,
     fails_with,
+    notebook_hidden_seeds,
     passes_on_seeds,
     styles_per_check,
 )
@@ -278,9 +277,7 @@ def test_every_correct_style_passes_the_visible_check_and_the_hidden_seeds(check
 
 
 def test_the_hidden_seeds_are_the_notebook_s():
-    notebook = (Path(__file__).parents[2] / "notebooks" / "04_gradient_paths.py").read_text()
-    hidden = dict(re.findall(r"ex\.(check_\w+)\(my_\w+, seed=(\d+)\)", notebook))
-    assert {getattr(exercises_ch04, name): int(seed) for name, seed in hidden.items()} == {
+    assert notebook_hidden_seeds("04_gradient_paths", exercises_ch04) == {
         check: seed for check, (_, seed) in CHECKS.items()
     }
 
@@ -292,8 +289,7 @@ def test_each_exercise_has_at_least_three_correct_styles():
 
 @pytest.mark.parametrize("check", list(CHECKS), ids=lambda c: c.reference.__name__)
 def test_an_unfinished_or_returnless_answer_says_so(check):
-    fails_with(check, blank, "blank is not implemented yet", "raise NotImplementedError()")
-    fails_with(check, lambda *args: None, "returned None: did you forget `return`?")
+    fails_when_unfinished(check)
 
 
 def test_the_epsilon_conventions_differ_by_more_than_float64_precision_and_all_pass(capsys):
