@@ -22,12 +22,14 @@
 #
 # **After this notebook you can**
 # - check that your environment is the one the course was tested with;
-# - find your way around a chapter: theory, code, plots, widgets, claim checks, exercises;
+# - find your way around a chapter: its main path, its exercises, and the appendix you may skip;
 # - solve an exercise, read its feedback, and know how it will be graded;
 # - read the shape notation (B, H, T, S, d_k, d_v) used in every chapter;
 # - find the source section behind each chapter, and the Chinese term behind each English one.
 #
-# **Prerequisites**: Python, and running a cell in Jupyter (Shift+Enter). **Time**: 15 minutes.
+# **Prerequisites**: Python, and running a cell in Jupyter (Shift+Enter).
+#
+# **Time**: main path about 20 min (by `scripts/reading_time.py`, the rule of section 2).
 
 # %% slideshow={"slide_type": "skip"}
 import importlib.metadata
@@ -90,21 +92,35 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. How to read a chapter
 #
-# Every chapter (01–10) has the same parts, in this order:
+# Every chapter (01–10) is a path to understanding one idea about attention, in two parts.
 #
-# 1. **Title, outcomes, prerequisites, time.**
-# 2. **Theory** in short sections, each tied to the source's numbered equations — "Eq. (14.3.4)"
-#    means equation 14.3.4 of source 000 — with a one-line **glossary** (English · 中文).
-# 3. **Code** that calls `attncourse` (never a private re-implementation) and **plots**.
-# 4. **Widgets**: sliders that change a parameter and redraw at once.
-# 5. **A published result reproduced at CPU scale**, with the paper named and an `assert` that the
-#    effect is there.
-# 6. **Claim checks**: every theorem, lemma or claim of the source that the chapter teaches is
-#    tested numerically. Marks: **✓ holds** · **⚠ holds only under a condition** (stated) ·
-#    **✗ wrong as printed** (with a counterexample and the correct statement). The source text is
-#    a good guide but not always right; the course tells you where.
-# 7. **Graded exercises** with immediate feedback.
-# 8. **Summary** and a pointer to the next chapter.
+# **The main path** — everything before the heading *Appendix* — takes about an hour to an hour
+# and a half, exercises included, and has the same shape in every chapter:
+#
+# 1. **An opening**: the question the chapter answers, as a puzzle or a picture; what you can do
+#    afterwards; the prerequisites; and the time, for the main path and for the appendix.
+# 2. **4–7 sections**, each named after the concept it teaches. A section starts from a question
+#    or a failure, gives the idea and its equation, lets **you build it** in an exercise right
+#    there, then uses what you built: a plot, a widget or an experiment. It ends with a one-line
+#    **takeaway**. Each chapter reproduces a published result at CPU scale, with an `assert` that
+#    the effect is really there, and has at least one widget.
+# 3. **A summary**: the takeaways, and a few *check yourself* questions whose answers are hidden
+#    until you click them.
+#
+# **The appendix — "The source, checked"** — tests every claim that the chapter's source section
+# makes, with a verdict: **✓ holds** · **⚠ holds only under a condition** (stated) · **✗ wrong as
+# printed** (with a counterexample and the correct statement). The sources are good guides but not
+# always right. You can skip the appendix on a first reading: the main path never needs it. The few
+# source errors that teach something about attention itself stand in the main path, in a short box
+# that starts with **⚠ The source says**.
+#
+# **Times are measured, not guessed.** A chapter's stated times come from one rule that
+# `scripts/reading_time.py` applies to every chapter: prose at 150 words a minute, code at 20 lines
+# a minute, plus each exercise's stated minutes; a test keeps the statements honest. If you are new
+# to the mathematics, expect more.
+#
+# Equations carry the source's numbers — "Eq. (14.3.4)" is equation 14.3.4 of source 000 — and
+# each section has a one-line **glossary** (English · 中文).
 #
 # Cells whose printed output is part of the lesson are deterministic: they start with the comment
 # `# NBVAL_CHECK_OUTPUT`, and the automatic tests compare your run with the stored output. Cells
@@ -175,16 +191,28 @@ widgets.VBox([temperature, readout])
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5. Exercises, feedback and grading
 #
-# Each chapter ends with 3–6 exercises. An exercise is two cells:
+# Each chapter has 3–6 exercises, placed in the sections whose idea they build. An exercise is a
+# header and two cells. The header says what to expect:
+#
+# > **Difficulty** ●●○ · **Time** 10 min · **Points** 3 · **Practises** shift invariance
+#
+# — difficulty from ●○○ (a few lines, once the idea is clear) to ●●● (edge cases to think
+# through), the minutes a learner typically needs, the points it is worth, and the skill it
+# practises. The text under the header states every rule the check enforces: shapes, dtype, what
+# may not be called. Then:
 #
 # - a **solution cell** with a function to complete. In your copy its body reads
 #   `# YOUR CODE HERE` and `raise NotImplementedError()`; replace those lines with your code;
 # - a **check cell** under it (locked: do not edit it). Run it: it calls a check from
 #   `attncourse.exercises` (chapter NN's checks are in `attncourse/exercises/chNN.py`) that tries
 #   your function on random and edge inputs, compares it with the course's reference, and either
-#   prints `✓ ... all N checks passed` or stops with an `AssertionError` that says what is wrong
-#   and on which input — for example "overflow for scores of 1000: subtract the row max before
-#   exp", "weights sum over the wrong axis", "missing 1/√d_k".
+#   prints `✓ ... all N checks passed` or stops with a message that says what is wrong and on
+#   which input — for example "overflow for scores of 1000: subtract the row max before exp",
+#   "weights sum over the wrong axis", "missing 1/√d_k".
+#
+# Each exercise is judged **on its own**: a check never runs your answer to another exercise, so a
+# mistake in one costs only that one. Cells after an exercise use the course's own version of
+# what you built, so the chapter runs even before you have done the exercises.
 #
 # Some exercises are **from scratch**: you re-implement something PyTorch already has (softmax,
 # attention, LayerNorm, ...). Their checks refuse, before anything else, an answer that uses that
@@ -201,8 +229,14 @@ widgets.VBox([temperature, readout])
 # notebooks follow the format of [nbgrader](https://nbgrader.readthedocs.io), so a course can also
 # grade them with nbgrader itself.
 #
-# **Try it now** with a 1-point demo. Uniform attention — every weight 1/S — returns the plain mean
-# of the values. Complete `uniform_attention` and run the check cell below it. (Its check,
+# **Try it now** with a 1-point demo.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### Exercise 0 · Uniform attention
+# **Difficulty** ●○○ · **Time** 2 min · **Points** 1 · **Practises** reading a check's feedback
+#
+# Uniform attention — every weight 1/S — returns the plain mean of the values. Complete
+# `uniform_attention(values)`: values (S, d) → (d,), and run the check cell below it. (Its check,
 # `attncourse/exercises/ch00.py`, is a dozen lines: the inputs to try, the reference, and the two
 # mistakes it recognises by name — a sum instead of a mean, and the wrong axis.)
 
@@ -313,6 +347,6 @@ except AssertionError as error:
 # | path length | 路径长度 | sparse / linear attention | 稀疏注意力 / 线性注意力 |
 # | lemma, theorem, corollary | 引理, 定理, 推论 | definition, proof | 定义, 证明 |
 #
-# **Next — chapter 01, attention as information selection**: the weighted average, softmax as a
-# probability, Q/K/V, the √d_k scale, and which of the source's information-theory claims survive
-# a numerical check.
+# **Next — chapter 01, attention as information selection**: which word does *it* stand for?
+# You build attention piece by piece — the weighted average, softmax, entropy, queries and keys,
+# the √d_k scale, masks — and assemble your own self-attention layer.

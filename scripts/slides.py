@@ -16,10 +16,11 @@ and Space through everything in order. The rule, from the notebook's structure a
   long derivation (a markdown cell of more than LONG_MARKDOWN lines without a heading);
 - a code cell that shows a widget (its result is a widget view) is a slide of its own, right after
   its section's explanation; one that shows a figure is a subslide of its own;
-- skipped: the graded exercises (every cell of a ``## … Exercises (graded)`` section, and every
-  nbgrader cell anywhere), the setup cells before the first ``## `` section (imports and seeds),
-  code cells that show nothing, and what follows a widget up to the next heading (its static
-  snapshot for printed notes and the timing of its update: the live widget is on the slide);
+- skipped: the appendix (everything from the ``## Appendix`` heading on: the site shows it, a
+  lecture does not), the graded exercises (each from its ``### Exercise`` header to its graded
+  check cell, every cell of a ``## … Exercises (graded)`` section, and every nbgrader cell
+  anywhere), the setup cells before the first ``## `` section (imports and seeds), code cells
+  that show nothing, and what follows a widget up to the next heading;
 - every other cell continues the slide above ("-").
 
 The script writes the metadata into the .ipynb (nothing else changes: no re-execution) and
@@ -48,6 +49,8 @@ _SECTION = re.compile(r"^## ", re.M)
 _SUBSECTION = re.compile(r"^### ", re.M)
 _HEADING = re.compile(r"^#{1,3} ", re.M)
 _EXERCISES = re.compile(r"^## .*\bExercises \(graded\)", re.M)
+_EXERCISE = re.compile(r"^### Exercise\b", re.M)
+_APPENDIX = re.compile(r"^## Appendix\b", re.M)
 _WIDGET_REPR = re.compile(r"^[A-Za-z_]\w*\(children=")  # VBox(children=...), not a tqdm bar
 
 
@@ -76,16 +79,19 @@ def slide_types(nb) -> list[str]:
     """The slide type of every cell of ``nb``, by the rule of this module's docstring."""
     types = []
     first_markdown = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
-    in_sections = in_exercises = after_widget = False
+    in_sections = in_exercises = in_exercise = in_appendix = after_widget = False
     for index, cell in enumerate(nb.cells):
         markdown = cell.cell_type == "markdown"
         text = cell.source
         if markdown and _SECTION.search(text):
             in_sections = True
             in_exercises = bool(_EXERCISES.search(text))
+            in_appendix = in_appendix or bool(_APPENDIX.search(text))
         if markdown and _HEADING.search(text):
             after_widget = False
-        if is_nbgrader(cell) or in_exercises or after_widget:
+        if markdown and _EXERCISE.search(text):
+            in_exercise = True  # until its graded check cell
+        if is_nbgrader(cell) or in_exercises or in_exercise or in_appendix or after_widget:
             kind = "skip"
         elif index == first_markdown:
             kind = "slide"
@@ -109,6 +115,8 @@ def slide_types(nb) -> list[str]:
         else:
             kind = "-"
         types.append(kind)
+        if is_nbgrader(cell) and cell.metadata["nbgrader"].get("grade"):
+            in_exercise = False
     return types
 
 

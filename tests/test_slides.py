@@ -51,12 +51,18 @@ def test_title_slide_first_exercises_skipped_widgets_on_their_own_slide(path):
         f"{path.name}: the first slide is not the chapter's title cell"
     )
     assert first_type == "slide", f"{path.name}: the title cell is {first_type!r}, not a slide"
-    in_exercises = False
+    in_exercises = in_appendix = False
     for i, (cell, kind) in enumerate(zip(nb.cells, types)):
         if cell.cell_type == "markdown" and slides._SECTION.search(cell.source):
             in_exercises = bool(slides._EXERCISES.search(cell.source))
-        if slides.is_nbgrader(cell) or in_exercises:
+            in_appendix = in_appendix or bool(slides._APPENDIX.search(cell.source))
+        exercise_header = cell.cell_type == "markdown" and slides._EXERCISE.search(cell.source)
+        if slides.is_nbgrader(cell) or in_exercises or exercise_header:
             assert kind == "skip", f"{path.name}: cell {i + 1} is an exercise, shown as {kind!r}"
+        if in_appendix:
+            assert kind == "skip", (
+                f"{path.name}: cell {i + 1} is in the appendix, shown as {kind!r}"
+            )
         if cell.cell_type == "code" and slides.shows_widget(cell):
             assert kind == "slide", f"{path.name}: cell {i + 1} shows a widget, shown as {kind!r}"
             after = next((t for t in types[i + 1 :] if t != "skip"), "slide")

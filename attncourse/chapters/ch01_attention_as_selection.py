@@ -1,6 +1,7 @@
-"""Chapter 01's interactive figure: attention as a soft selection among six 2-D keys (source 000
-Eq. 14.3.1-14.3.4).
+"""Chapter 01: the running example and the interactive figure (source 000 Eq. 14.3.1-14.3.4).
 
+* the running example: ``SENTENCE``, its hand-made ``sentence_embeddings`` and
+  ``hand_made_projections`` (W_Q, W_K, W_V that let "it" find "cat"), drawn by ``show_weights``;
 * ``query_selection(angle, norm, keys, values, ...)`` computes what the widget shows: scores,
   weights, their entropy and the output point; ``selection_sweep`` does it for many queries at once;
 * ``SelectionPlot`` draws that state once and afterwards only updates its artists in place;
@@ -14,7 +15,7 @@ import torch
 
 from ..attention import scaled_dot_product_attention
 from ..metrics import attention_entropy
-from ..viz import BlittedFigure, figure_widget
+from ..viz import BlittedFigure, figure_widget, plot_attention
 
 # Six fixed 2-D keys and their 2-D values for the chapter-01 widget. Key "F" lies inside the
 # convex hull of the others: no query can ever give it the largest weight (Lemma 14.3.4 checks).
@@ -296,3 +297,58 @@ def selection_widget(keys=None, values=None, angle: float = 20.0, norm: float = 
         controls,
         rows=[["angle_deg", "norm"], ["temperature", "scaled"]],
     )
+
+
+# ----------------------------------------------------------------------- the running example
+
+SENTENCE = ("the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired")
+FEATURES = ("animal", "thing", "action", "function", "pronoun", "state")
+_KIND = {
+    "the": "function",
+    "on": "function",
+    "because": "function",
+    "cat": "animal",
+    "mat": "thing",
+    "sat": "action",
+    "was": "action",
+    "it": "pronoun",
+    "tired": "state",
+}
+
+
+def sentence_embeddings(dtype=torch.float64) -> torch.Tensor:
+    """The chapter's running example: one hand-made vector per word of ``SENTENCE``, of length 2
+    along the coordinate of the word's kind (``FEATURES``): (T=10, d_model=6)."""
+    x = torch.zeros(len(SENTENCE), len(FEATURES), dtype=dtype)  # (T, d_model)
+    for t, word in enumerate(SENTENCE):
+        x[t, FEATURES.index(_KIND[word])] = 2.0
+    return x
+
+
+def hand_made_projections(dtype=torch.float64):
+    """W_Q, W_K (d_model=6, d_k=2) and W_V (6, 6) for the running example (Def. 14.3.3).
+
+    Key coordinate 0 says "I am an animal"; pronouns and states ask for it. Key coordinate 1
+    says "I am a noun" (animals and things); actions ask for it. Function words ask for nothing.
+    W_V is the identity: each word hands over its own vector.
+    """
+    w_q = torch.zeros(len(FEATURES), 2, dtype=dtype)  # (d_model, d_k)
+    w_k = torch.zeros(len(FEATURES), 2, dtype=dtype)  # (d_model, d_k)
+    animal, thing, action, pronoun, state = (
+        FEATURES.index(f) for f in ("animal", "thing", "action", "pronoun", "state")
+    )
+    w_q[pronoun, 0] = w_q[state, 0] = 1.2  # "I am looking for an animal"
+    w_k[animal, 0] = 1.2  # "I am an animal"
+    w_q[action, 1] = 1.2  # "I am looking for a noun"
+    w_k[animal, 1] = w_k[thing, 1] = 1.2  # "I am a noun"
+    return w_q, w_k, torch.eye(len(FEATURES), dtype=dtype)
+
+
+def show_weights(weights, ax=None, title=None, tokens=SENTENCE):
+    """The (T, T) weights of the running example as a heat map, words on both axes, on one colour
+    scale from 0 to 1 so that maps of different sections compare."""
+    image = plot_attention(weights, ax=ax, x_labels=tokens, y_labels=tokens, title=title)
+    image.set_clim(0.0, 1.0)
+    image.axes.tick_params(axis="x", labelrotation=60)
+    image.axes.set(xlabel="key (the word read)", ylabel="query (the word reading)")
+    return image

@@ -1,7 +1,9 @@
-"""Chapter 01's exercise checks: softmax, the weighted average, scaled scores, masked attention and
-entropy (source 000 Eq. 14.3.1-14.3.4, Def. 14.3.7); softmax, masked attention and entropy from
-scratch. Each ``check_*`` is an ``attncourse.exercises.engine.Exercise``: call it on a function,
-with ``seed=`` for the hidden tests' other numbers.
+"""Chapter 01's exercise checks: the weighted average, softmax, entropy, scaled scores, masked
+attention and a self-attention layer (source 000 Eq. 14.3.1-14.3.4, Def. 14.3.3); softmax, entropy,
+masked attention and the layer from scratch. Each ``check_*`` is an
+``attncourse.exercises.engine.Exercise``: call it on a function, with ``seed=`` for the hidden
+tests' other numbers. Each is judged on its own: the layer's check hands the learner's function
+the course's attention (``attend=``), never the learner's answer to another exercise.
 """
 
 from __future__ import annotations
@@ -263,6 +265,7 @@ BATCHED = (
 
 def _masked_attention_cases(g) -> list[Case]:
     """fn(q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask (T, S) bool) -> (output, weights).
+    The leading dimensions ``...`` (batch, heads) may be absent.
 
     softmax(q kᵀ/√d_k) v with masked keys removed (True = may attend); output (..., T, d_v),
     weights (..., T, S). A query whose keys are all masked gets zero weights and a zero output.
@@ -363,20 +366,55 @@ def _one_hot_rows(g, rows: int, n: int) -> torch.Tensor:
     return torch.eye(n)[torch.randint(n, (rows,), generator=g)]  # (rows, n)
 
 
+EPSILON = 1e-9  # an ε-guarded log, log(p + ε), may use an ε up to this (the text says so)
+
+
+def _entropy_slack(p):
+    """What log(p + ε) with ε ≤ EPSILON changes: p·log(1 + ε/p) ≤ ε for each of the n terms."""
+    return p.shape[-1] * EPSILON
+
+
+def _entropy_hint(got, expected):
+    """Name a log of 0, or an ε-guard too large to pass; None leaves the difference alone."""
+    if nonfinite(got):
+        return ZERO_HINT
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        off = float((got.detach().double() - expected.double()).abs().max())
+        if off < 1e-3:
+            return (
+                f"off by at most {off:.1e}, more than an ε-guard of {EPSILON:g} explains: "
+                f"log(p + ε) shifts each term by up to ε, so use ε ≤ {EPSILON:g}, or skip the "
+                "zero weights with torch.where(p > 0, ...)"
+            )
+    return None
+
+
 def _entropy_cases(g) -> list[Case]:
     """fn(weights (..., n)) -> (...) entropy H = -Σ p log p in nats, with 0·log 0 = 0
-    (Eq. 14.3.3).
+    (Eq. 14.3.3). An ε-guarded log with ε ≤ EPSILON passes.
     """
     masked = _softmax_ref(randn(g, 2, 5), mask=torch.tensor([True, False, True, True, False]))
-    return [
+    cases = [
         Case("uniform weights over 4 keys (H = log 4)", (torch.full((4,), 0.25),)),
         Case("3 rows of softmax weights over 5 keys", (_softmax_ref(randn(g, 3, 5)),)),
         Case("a (2, 3, 6) batch of weights", (_softmax_ref(randn(g, 2, 3, 6, scale=2.0)),)),
         Case("float64 weights", (_softmax_ref(randn(g, 2, 4, dtype=torch.float64)),)),
-        Case("one-hot weights (H = 0)", (_one_hot_rows(g, 2, 3),), hint=ZERO_HINT),
-        Case("weights with masked (zero) keys", (masked,), hint=ZERO_HINT),
+        Case("one-hot weights (H = 0)", (_one_hot_rows(g, 2, 3),)),
+        Case("weights with masked (zero) keys", (masked,)),
+        Case(
+            "float64 weights with zeros",
+            (
+                _softmax_ref(
+                    randn(g, 3, 6, dtype=torch.float64),
+                    mask=torch.tensor([True, True, False, True, False, True]),
+                ),
+            ),
+        ),
         Case("a single key (n = 1, H = 0)", (torch.ones(3, 1),)),
     ]
+    for case in cases:
+        case.hint = _entropy_hint
+    return cases
 
 
 def _plogp(p):
@@ -387,6 +425,7 @@ check_entropy = Exercise(
     _entropy_ref,
     _entropy_cases,
     reimplements=("entropy",),
+    slack=_entropy_slack,
     diagnoses=[
         (
             "used log2: entropy in nats uses the natural log (torch.log)",
@@ -410,10 +449,118 @@ check_entropy = Exercise(
 )
 
 
+# ------------------------------------------------------------------------- self-attention
+
+
+def plain_attention(q, k, v, mask):
+    """Masked scaled dot-product attention in plain tensor operations, as the masked-attention
+    exercise asks for: what the self-attention check hands the learner's layer as ``attend``,
+    so that exercise is judged on its own. (..., T, d_k), (..., S, d_k), (..., S, d_v), (T, S)
+    -> (output (..., T, d_v), weights (..., T, S))."""
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (..., T, S)
+    scores = scores.masked_fill(~mask, float("-inf"))
+    top = scores.amax(dim=-1, keepdim=True)  # (..., T, 1), -inf for a query that sees nothing
+    e = torch.exp(scores - _where(torch.isfinite(top), top, torch.zeros_like(top)))
+    total = e.sum(dim=-1, keepdim=True)  # (..., T, 1)
+    weights = e / _where(total > 0, total, torch.ones_like(total))  # (..., T, S)
+    return weights @ v, weights
+
+
+def _self_attention_ref(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    """One self-attention layer (Def. 14.3.3, Eq. 14.3.4): q, k, v = x W_Q, x W_K, x W_V;
+    (z, α) = attention(q, k, v, mask); output z W_O. x (..., T, d_model), W_Q and W_K
+    (d_model, d_k), W_V (d_model, d_v), W_O (d_v, d_model) -> ((..., T, d_model), (..., T, T))."""
+    z, weights = _sdpa_ref(x @ w_q, x @ w_k, x @ w_v, mask)  # (..., T, d_v), (..., T, T)
+    return z @ w_o, weights
+
+
+def _self_attention_cases(g) -> list[Case]:
+    def layer(d_model, d_k, d_v, dtype=torch.float32):
+        return (
+            randn(g, d_model, d_k, dtype=dtype, scale=d_model**-0.5),
+            randn(g, d_model, d_k, dtype=dtype, scale=d_model**-0.5),
+            randn(g, d_model, d_v, dtype=dtype, scale=d_model**-0.5),
+            randn(g, d_v, d_model, dtype=dtype, scale=d_v**-0.5),
+        )
+
+    causal = torch.ones(5, 5).tril().bool()  # (T, T) word t reads words 0..t
+    padded = torch.tensor([[True] * 4 + [False] * 2] * 6)  # (6, 6) the last two are padding
+    attend = {"attend": plain_attention}
+    return [
+        Case(
+            "5 words, d_model = 8, d_k = 4, d_v = 6, causal mask",
+            (randn(g, 5, 8), *layer(8, 4, 6), causal),
+            attend,
+        ),
+        Case(
+            "6 words, the last two padding, d_model = d_v = 6, d_k = 3",
+            (randn(g, 6, 6), *layer(6, 3, 6), padded),
+            attend,
+        ),
+        Case(
+            "4 words, d_model = 5, d_k = 2, d_v = 3, every word reads every word",
+            (randn(g, 4, 5), *layer(5, 2, 3), torch.ones(4, 4, dtype=torch.bool)),
+            attend,
+        ),
+        Case(
+            "a batch of 3 sentences of 5 words, causal mask",
+            (randn(g, 3, 5, 8), *layer(8, 4, 4), causal),
+            attend,
+            on_error=BATCHED,
+        ),
+        Case(
+            "float64 inputs",
+            (randn(g, 5, 6, dtype=torch.float64), *layer(6, 4, 2, torch.float64), causal),
+            attend,
+        ),
+    ]
+
+
+def _swapped_q_and_k(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    z, weights = _sdpa_ref(x @ w_k, x @ w_q, x @ w_v, mask)
+    return z @ w_o, weights
+
+
+def _without_output_projection(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    return _sdpa_ref(x @ w_q, x @ w_k, x @ w_v, mask)
+
+
+def _without_mask(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    return _self_attention_ref(x, w_q, w_k, w_v, w_o, torch.ones_like(mask))
+
+
+def _scaled_twice(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    z, weights = _sdpa_ref((x @ w_q) / math.sqrt(w_q.shape[-1]), x @ w_k, x @ w_v, mask)
+    return z @ w_o, weights
+
+
+check_self_attention = Exercise(
+    _self_attention_ref,
+    _self_attention_cases,
+    reimplements=("attention",),
+    outputs=("output", "weights"),
+    order=(1, 0),
+    diagnoses=[
+        (
+            "queries and keys are swapped: q = x @ w_q (what a word asks for), "
+            "k = x @ w_k (what it offers)",
+            _swapped_q_and_k,
+        ),
+        ("the output skips W_O: return z @ w_o, weights", _without_output_projection),
+        ("the mask was not passed on: call attend(q, k, v, mask)", _without_mask),
+        (
+            "scaled twice: attend already divides the scores by √d_k, so pass q = x @ w_q as it is",
+            _scaled_twice,
+        ),
+    ],
+)
+
+
 __all__ = [
     "check_entropy",
     "check_masked_attention",
     "check_scaled_scores",
+    "check_self_attention",
     "check_softmax",
     "check_weighted_average",
 ]

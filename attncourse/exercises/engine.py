@@ -150,7 +150,16 @@ def tolerance(dtype: torch.dtype, scale: float, expected, precision: float = PRE
 # --------------------------------------------------------------------------------- comparing
 
 
-def _compare(got, expected, names, order, scale, precision) -> str | None:
+def _differing(got: float, expected: float) -> tuple[str, str]:
+    """``got`` and ``expected`` with as many digits as it takes to tell them apart (6 or more)."""
+    for digits in range(6, 18):
+        a, b = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+        if a != b:
+            break
+    return a, b
+
+
+def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | None:
     if got is None:
         return "returned None: did you forget `return`?"
     if isinstance(expected, tuple):
@@ -162,7 +171,7 @@ def _compare(got, expected, names, order, scale, precision) -> str | None:
         if len(got) != len(expected):
             return f"returned {len(got)} values, expected {len(expected)} ({', '.join(names)})"
         for i in order or range(len(expected)):
-            p = _compare(got[i], expected[i], (), (), scale, precision)
+            p = _compare(got[i], expected[i], (), (), scale, precision, slack)
             if p is not None:
                 return f"{names[i]}: {p}" if names else p
         return None
@@ -191,14 +200,14 @@ def _compare(got, expected, names, order, scale, precision) -> str | None:
     atol, rtol = tolerance(expected.dtype, scale, expected, precision)
     both_nan = _isnan(got) & _isnan(expected)
     diff = torch.where(both_nan | (got == expected), 0.0, (got - expected).abs())
-    allowed = atol + rtol * expected.abs()
+    allowed = atol + slack + rtol * expected.abs()
     if (diff > allowed).any():
         excess = torch.where(diff > allowed, diff, 0.0)
         index = tuple(int(i) for i in torch.unravel_index(excess.argmax(), diff.shape))
+        shown, wanted = _differing(float(got[index]), float(expected[index]))
         return (
             f"wrong values: largest difference {float(diff.max()):.3g} at index {index} "
-            f"(got {float(got[index]):.6g}, expected {float(expected[index]):.6g}; "
-            f"allowed {float(allowed[index]):.2g})"
+            f"(got {shown}, expected {wanted}; allowed {float(allowed[index]):.2g})"
         )
     return None
 
@@ -308,6 +317,8 @@ class Exercise:
     convert: applied to the answer before comparing (e.g. a float into a float64 tensor).
     scale: ``scale(*args, **kwargs) -> float``, the inputs' magnitude for the tolerance (default:
         the largest |number| among the inputs); precision: the tolerance in units of precision.
+    slack: ``slack(*args, **kwargs) -> float``, an absolute allowance on top of the tolerance, for
+        an exercise whose text allows a stated approximation (an ε-guarded log).
     """
 
     def __init__(
@@ -324,6 +335,7 @@ class Exercise:
         convert: Callable | None = None,
         scale: Callable | None = None,
         precision: float = PRECISION,
+        slack: Callable | None = None,
     ):
         self.reference, self.cases, self.name = reference, cases, name
         self.diagnoses, self.reimplements = list(diagnoses), tuple(reimplements)
@@ -332,7 +344,7 @@ class Exercise:
                 raise ValueError(f"unknown concept {concept!r}: one of {sorted(guard.CONCEPTS)}")
         self.refuse = [f for f in [reference, *refuse] if inspect.isfunction(inspect.unwrap(f))]
         self.outputs, self.order, self.convert = tuple(outputs), tuple(order), convert
-        self.scale, self.precision = scale, precision
+        self.scale, self.precision, self.slack = scale, precision, slack
         self.__doc__ = getattr(reference, "__doc__", None)
 
     # the inputs and the verdict (what a grader outside the learner's process uses) ----------
@@ -372,8 +384,11 @@ class Exercise:
             if self.scale
             else max(_magnitude(case.args), _magnitude(case.kwargs))
         )
+        slack = self.slack(*case.args, **case.kwargs) if self.slack else 0.0
         with _no_torch_function():
-            problem = _compare(got, expected, self.outputs, self.order, scale, self.precision)
+            problem = _compare(
+                got, expected, self.outputs, self.order, scale, self.precision, slack
+            )
             if problem is None:
                 return None
             for message, wrong in [*self.diagnoses, *case.diagnoses]:
@@ -383,7 +398,9 @@ class Exercise:
                     continue
                 if (
                     wrong_result is not None
-                    and _compare(got, wrong_result, self.outputs, self.order, scale, self.precision)
+                    and _compare(
+                        got, wrong_result, self.outputs, self.order, scale, self.precision, slack
+                    )
                     is None
                 ):
                     return "diagnosis", message

@@ -110,3 +110,56 @@ def test_selection_sweep_equals_query_selection_row_by_row():
             assert_close(out[i], state.output)
     w, _, _ = selection_sweep(30.0, torch.tensor([0.0, 1.0, 2.0]))  # norms vary, angle fixed
     assert_close(w[0], torch.full((6,), 1 / 6, dtype=torch.float64))
+
+
+# ---------------------------------------------------------------- the running example
+
+
+def test_each_word_is_a_vector_of_length_2_along_its_kind():
+    from attncourse.chapters.ch01_attention_as_selection import (
+        FEATURES,
+        SENTENCE,
+        sentence_embeddings,
+    )
+
+    x = sentence_embeddings()
+    assert x.shape == (len(SENTENCE), len(FEATURES))
+    assert_close(x.norm(dim=-1), torch.full((len(SENTENCE),), 2.0, dtype=torch.float64))
+    assert x[SENTENCE.index("cat"), FEATURES.index("animal")] == 2.0
+    assert x[SENTENCE.index("it"), FEATURES.index("pronoun")] == 2.0
+
+
+def test_the_hand_made_projections_let_it_and_tired_read_cat():
+    """What section 4 tells the learner: 'it' and 'tired' read 'cat', the actions split between
+    the two nouns, the function words (which ask for nothing) read uniformly."""
+    from attncourse.chapters.ch01_attention_as_selection import (
+        SENTENCE,
+        hand_made_projections,
+        sentence_embeddings,
+    )
+
+    x = sentence_embeddings()
+    w_q, w_k, w_v = hand_made_projections()
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T / math.sqrt(w_q.shape[1]), dim=-1)
+    cat, mat = SENTENCE.index("cat"), SENTENCE.index("mat")
+    for word in ("it", "tired"):
+        assert weights[SENTENCE.index(word)].argmax() == cat
+        assert weights[SENTENCE.index(word), cat] > 0.8
+    for word in ("sat", "was"):
+        row = weights[SENTENCE.index(word)]
+        assert_close(row[cat], row[mat])
+        assert float(row[cat] + row[mat]) > 0.9
+    assert_close(weights[SENTENCE.index("the")], torch.full((10,), 0.1, dtype=torch.float64))
+    assert torch.equal(w_v, torch.eye(6, dtype=torch.float64))
+
+
+def test_show_weights_labels_the_words_on_a_fixed_colour_scale():
+    import matplotlib.pyplot as plt
+
+    from attncourse.chapters.ch01_attention_as_selection import SENTENCE, show_weights
+
+    fig, ax = plt.subplots()
+    image = show_weights(torch.full((10, 10), 0.1), ax=ax)
+    assert image.get_clim() == (0.0, 1.0)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(SENTENCE)
+    plt.close(fig)

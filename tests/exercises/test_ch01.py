@@ -1,11 +1,12 @@
 """The exercise checks pass a correct solution and explain each common mistake specifically."""
 
 import math
+import re
 
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import blank, fails, passes_on_seeds, styles_per_check
+from exercise_helpers import blank, fails, fails_with, passes_on_seeds, styles_per_check
 from torch import softmax as bound_torch_softmax
 from torch.nn.functional import softmax as bound_softmax
 
@@ -17,6 +18,7 @@ from attncourse.exercises.ch01 import (
     check_entropy,
     check_masked_attention,
     check_scaled_scores,
+    check_self_attention,
     check_softmax,
     check_weighted_average,
 )
@@ -61,7 +63,12 @@ def entropy(p):
     ).sum(-1)
 
 
-def returns_none(*args):
+def self_attention(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    z, w = attend(x @ w_q, x @ w_k, x @ w_v, mask)
+    return z @ w_o, w
+
+
+def returns_none(*args, **kwargs):
     return None
 
 
@@ -72,7 +79,8 @@ def returns_none(*args):
         (check_weighted_average, weighted_average, 7),
         (check_scaled_scores, scaled_scores, 5),
         (check_masked_attention, masked_attention, 7),
-        (check_entropy, entropy, 7),
+        (check_entropy, entropy, 8),
+        (check_self_attention, self_attention, 5),
     ],
 )
 def test_a_correct_solution_passes_with_one_line(check, solution, count, capsys):
@@ -92,13 +100,17 @@ def test_a_correct_solution_passes_with_one_line(check, solution, count, capsys)
         check_scaled_scores,
         check_masked_attention,
         check_entropy,
+        check_self_attention,
     ],
 )
 def test_blank_none_and_wrong_type_fail_clearly(check):
     fails(check, blank, r"blank is not implemented yet: replace `raise NotImplementedError\(\)`")
     fails(check, returns_none, r"returned None: did you forget `return`\?")
     fails(
-        check, lambda *a: [1.0, 2.0], r"returned (a list of 2|float 2.0), expected a torch.Tensor"
+        check,
+        lambda *a, **k: [1.0, 2.0],
+        r"returned (a list of 2|float 2.0), expected a torch.Tensor|returned 2 values|"
+        r"output: returned float",
     )
     fails(check, None, r"this check needs your function, got NoneType")
 
@@ -444,6 +456,7 @@ def test_modules_export_the_documented_api():
         "check_scaled_scores",
         "check_masked_attention",
         "check_entropy",
+        "check_self_attention",
     ]:
         assert name in exercises.__all__ and callable(getattr(exercises, name))
     for name in ["check_function", "Case", "Refused"]:
@@ -519,6 +532,39 @@ def entropy_masked(p):
     return -(p * logs).sum(dim=-1)
 
 
+def entropy_eps_guarded(p):
+    return -(p * torch.log(p + 1e-12)).sum(-1)
+
+
+def entropy_logsumexp_style(p):
+    """H = -Σ p log p written as an expectation of -log p over the nonzero weights."""
+    return torch.stack(
+        [-(row[row > 0] * row[row > 0].log()).sum() for row in p.reshape(-1, p.shape[-1])]
+    ).reshape(p.shape[:-1])
+
+
+def self_attention_einsum(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    q = torch.einsum("...td,dk->...tk", x, w_q)
+    k = torch.einsum("...td,dk->...tk", x, w_k)
+    v = torch.einsum("...td,dv->...tv", x, w_v)
+    z, weights = attend(q, k, v, mask)
+    return torch.einsum("...tv,vd->...td", z, w_o), weights
+
+
+def self_attention_default_attend(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    """Uses its own masked attention when no attend is given; the check gives one."""
+    attend = masked_attention if attend is None else attend
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    z, weights = attend(q, k, v, mask)
+    return z @ w_o, weights
+
+
+def self_attention_ignoring_attend(x, w_q, w_k, w_v, w_o, mask, attend=None):
+    """A correct layer that computes its attention itself (from scratch) instead of ``attend``."""
+    z, weights = masked_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+    return z @ w_o, weights
+
+
 STYLES = [
     (check_softmax, stable_softmax),
     (check_softmax, softmax_logsumexp),
@@ -537,6 +583,12 @@ STYLES = [
     (check_entropy, entropy_xlogy),
     (check_entropy, entropy_nan_to_num),
     (check_entropy, entropy_masked),
+    (check_entropy, entropy_eps_guarded),
+    (check_entropy, entropy_logsumexp_style),
+    (check_self_attention, self_attention),
+    (check_self_attention, self_attention_einsum),
+    (check_self_attention, self_attention_default_attend),
+    (check_self_attention, self_attention_ignoring_attend),
 ]
 
 
@@ -547,7 +599,7 @@ def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answ
 
 def test_each_exercise_has_at_least_three_correct_styles():
     counts = styles_per_check(STYLES, {check for check, _ in STYLES})
-    assert len(counts) == 5 and min(counts.values()) >= 3, counts
+    assert len(counts) == 6 and min(counts.values()) >= 3, counts
 
 
 MISTAKES = [
@@ -586,3 +638,101 @@ def test_a_batched_case_answered_with_k_T_is_told_to_transpose_the_last_two_dime
         return w @ v, w
 
     fails(check_masked_attention, unbatched, r"transpose only the last two dimensions")
+
+
+# ------------------------------------------------------------ entropy: an ε-guarded log
+
+
+def test_an_eps_guarded_log_passes_and_a_large_eps_is_named():
+    check_entropy(entropy_eps_guarded)
+    message = fails_with(
+        check_entropy,
+        lambda p: -(p * torch.log(p + 1e-6)).sum(-1),
+        "more than an ε-guard of 1e-09 explains",
+        "use ε ≤ 1e-09",
+    )
+    got, expected = re.search(r"got (\S+), expected (\S+);", message).groups()
+    assert got != expected, message  # never "got x, expected x"
+
+
+def test_a_wrong_value_message_never_shows_two_identical_numbers():
+    """Differences below the sixth significant digit are printed with the digits that differ."""
+    message = fails_with(check_softmax, lambda s: stable_softmax(s) * (1 + 1e-9), "wrong values")
+    got, expected = re.search(r"got (\S+), expected (\S+);", message).groups()
+    assert got != expected and float(got) != float(expected), message
+
+
+# ---------------------------------------------------------------- self-attention layer
+
+
+def test_the_self_attention_reference_is_the_libraries_one_head_attention():
+    """The check's reference equals the course's MultiHeadAttention and torch's
+    nn.MultiheadAttention with one head, and ``plain_attention`` equals the course's attention."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 8, dtype=torch.float64)
+    mask = torch.ones(7, 7, dtype=torch.bool).tril()
+    ours = attncourse.attention.MultiHeadAttention(8, 1, bias=False).double()
+    theirs = torch.nn.MultiheadAttention(8, 1, bias=False, batch_first=True).double()
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
+        )
+        theirs.out_proj.weight.copy_(ours.out_proj.weight)
+    matrices = [m.weight.T for m in (ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj)]
+    out, weights = exercises._self_attention_ref(x, *matrices, mask)
+    expected, expected_weights = ours(x, mask=mask)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(weights, expected_weights[:, 0])
+    torch.testing.assert_close(out, theirs(x, x, x, attn_mask=~mask)[0])
+    for seed in HIDDEN_SEEDS:
+        for case in check_masked_attention.inputs(seed):
+            for a, b in zip(
+                exercises.plain_attention(*case.args), check_masked_attention.expected(case)
+            ):
+                torch.testing.assert_close(a, b)
+
+
+def test_self_attention_is_judged_on_its_own():
+    """A layer whose default attention (the learner's exercise 5) is unfinished still passes:
+    the check hands it the course's attention."""
+
+    def unfinished(q, k, v, mask):
+        raise NotImplementedError()
+
+    def layer(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        attend = unfinished if attend is None else attend
+        z, weights = attend(x @ w_q, x @ w_k, x @ w_v, mask)
+        return z @ w_o, weights
+
+    check_self_attention(layer)
+
+
+def test_self_attention_mistakes_are_named():
+    def swapped(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        z, w = attend(x @ w_k, x @ w_q, x @ w_v, mask)
+        return z @ w_o, w
+
+    def no_output_map(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        return attend(x @ w_q, x @ w_k, x @ w_v, mask)
+
+    def no_mask(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        z, w = attend(x @ w_q, x @ w_k, x @ w_v, torch.ones_like(mask))
+        return z @ w_o, w
+
+    def scaled_twice(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        z, w = attend(x @ w_q / math.sqrt(w_q.shape[-1]), x @ w_k, x @ w_v, mask)
+        return z @ w_o, w
+
+    fails(check_self_attention, swapped, r"queries and keys are swapped")
+    fails(check_self_attention, no_output_map, r"the output skips W_O|returned shape")
+    fails(check_self_attention, no_mask, r"the mask was not passed on")
+    fails(check_self_attention, scaled_twice, r"scaled twice")
+
+
+def test_self_attention_refuses_the_built_in_attention():
+    def builtin(x, w_q, w_k, w_v, w_o, mask, attend=None):
+        q, k, v = x @ w_q, x @ w_k, x @ w_v
+        z = F.scaled_dot_product_attention(q, k, v, mask)
+        return z @ w_o, None
+
+    fails(check_self_attention, builtin, r"must be written from scratch: .*scaled_dot_product")
