@@ -34,7 +34,7 @@
 # **Prerequisites**: chapter 00; matrix products, `exp` and `log`, what a probability
 # distribution is; PyTorch at the level of `x @ y` and `x.sum(dim=-1)`.
 #
-# **Time**: main path about 80 min, appendix about 25 min (by `scripts/reading_time.py`: prose
+# **Time**: main path about 85 min, appendix about 25 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
 #
 # **How to read it.** Sections 1–7 are the main path: each asks a question, gives the idea,
@@ -100,8 +100,8 @@ it = ch01.SENTENCE.index("it")
 uniform = torch.full((10,), 1 / 10, dtype=torch.float64)  # (T,) every word weighs the same
 chosen = torch.zeros(10, dtype=torch.float64)
 chosen[ch01.SENTENCE.index("cat")], chosen[it] = 0.8, 0.2  # mostly "cat", a little of itself
-print("plain average  :", (uniform @ x).tolist())
-print("chosen for it  :", (chosen @ x).tolist())
+print("plain average  :", sum(a * x_s for a, x_s in zip(uniform, x)).tolist())  # sum_s a_s x_s
+print("chosen for it  :", sum(a * x_s for a, x_s in zip(chosen, x)).tolist())
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The chosen average carries *animal* (1.6) and *pronoun* (0.4): the new vector for *it* now
@@ -252,9 +252,10 @@ ch01.show_weights(dot_weights, title="softmax(x xᵀ): every word reads words li
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Look at the diagonal. With raw dot products every word matches itself best: *it* puts 0.86 of
-# its weight on *it*, and *cat* on *cat*. A vector is most similar to itself, so "match what you
-# are" cannot express "a pronoun looks for an animal". Section 4 fixes that.
+# With raw dot products every word reads the words **like itself**: *it* puts 0.86 of its weight
+# on *it*, *cat* on *cat*, the two actions share theirs, the four function words theirs. A vector
+# is most similar to itself and its kind, so "match what you are" cannot express "a pronoun looks
+# for an animal". Section 4 fixes that.
 #
 # **Takeaway.** Softmax turns any scores into a distribution; subtract the row maximum before
 # `exp` and it never overflows.
@@ -321,17 +322,19 @@ h_dot = attention_entropy(dot_weights)  # (T,) one entropy per word
 for word, h in zip(ch01.SENTENCE, h_dot.tolist()):
     print(f"{word:8s} H = {h:.2f} nats, e^H = {math.exp(h):.1f} words")
 fig, ax = plt.subplots(figsize=(7, 2.6))
-ax.bar(range(10), h_dot, color="tab:gray")
-ax.axhline(math.log(10), ls="--", c="k", lw=1, label="log 10 (uniform)")
+ax.bar(range(10), h_dot.exp(), color="tab:gray")
+ax.axhline(10, ls="--", c="k", lw=1, label="10: the plain average")
+ax.axhline(1, ls=":", c="k", lw=1, label="1: one word")
 ax.set_xticks(range(10), ch01.SENTENCE, rotation=60)
-ax.set(ylabel="H (nats)", title="how many words each word reads")
+ax.set(ylabel="e^H", title="the effective number of words each word reads")
 ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The four function words spread their weight over the four function words ($e^H ≈ 4.6$); *it*
-# reads about two words — itself, mostly. Entropy tells you *how much* a word chooses, not
-# whether it chose well.
+# The four function words spread their weight over the four function words; $e^H ≈ 4.6$, not 4,
+# because the six other words still get about 0.005 each. *it* puts 0.86 on itself, yet
+# $e^H ≈ 2.1$: the thin tail of 0.016 on each of the nine others counts for about one more word.
+# Entropy tells you *how much* a word chooses, not whether it chose well.
 #
 # **Takeaway.** $0 \le H \le \log n$: low entropy means a sharp choice, high entropy a broad
 # average.
@@ -347,35 +350,56 @@ plt.show()
 # - a **value** $v_s = x_s W_V$: what word *s* hands over when it is read.
 #
 # The score is $q_t \cdot k_s$: "what *t* asks" against "what *s* offers". Because asking and
-# offering are different maps, *it* can look for an animal without being one. Below, $W_Q$ and
-# $W_K$ are written by hand with $d_k = 2$ key coordinates: coordinate 0 means "animal"
-# (pronouns and states ask for it, animals offer it), coordinate 1 means "noun" (actions ask for
-# it, animals and things offer it). Function words ask for nothing. $W_V$ is the identity.
+# offering are different maps, *it* can look for an animal without being one. A trained model
+# learns $W_Q$ and $W_K$; here we write them by hand, with $d_k = 2$ key coordinates: coordinate 0
+# means "animal" (pronouns and states ask for it, animals offer it), coordinate 1 means "noun"
+# (actions ask for it, animals and things offer it). Nouns and function words ask for nothing.
+# $W_V$ is the identity: each word hands over its own vector.
 #
 # > **Glossary** · query 查询 (信息请求) · key 键 (信息标签) · value 值 (信息内容) ·
 # > projection matrix 投影矩阵 · self-attention 自注意力
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
-w_q, w_k, w_v = ch01.hand_made_projections()  # (6, 2), (6, 2), (6, 6)
+kind = {f: i for i, f in enumerate(ch01.FEATURES)}  # feature name -> row of W_Q, W_K
+w_q = torch.zeros(6, 2, dtype=torch.float64)  # (d_model, d_k): what each kind asks for
+w_k = torch.zeros(6, 2, dtype=torch.float64)  # (d_model, d_k): what each kind offers
+w_q[kind["pronoun"], 0] = w_q[kind["state"], 0] = 1.2  # "I am looking for an animal"
+w_k[kind["animal"], 0] = 1.2  # "I am an animal"
+w_q[kind["action"], 1] = 1.2  # "I am looking for a noun"
+w_k[kind["animal"], 1] = w_k[kind["thing"], 1] = 1.2  # "I am a noun"
+w_v = torch.eye(6, dtype=torch.float64)  # (d_model, d_v)
 q, k, v = x @ w_q, x @ w_k, x @ w_v  # (T, 2), (T, 2), (T, 6)
 qk_output, qk_weights = scaled_dot_product_attention(q, k, v)  # (T, 6), (T, T)
 print("row of 'it':", [f"{w:.2f}" for w in qk_weights[it].tolist()])
 print("new vector for 'it':", [round(c, 2) for c in qk_output[it].tolist()])
 fig, ax = plt.subplots(1, 2, figsize=(11, 4))
 ch01.show_weights(dot_weights, ax=ax[0], title="softmax(x xᵀ)")
-ch01.show_weights(qk_weights, ax=ax[1], title="softmax(q kᵀ / √d_k): asking and offering")
+ch01.show_weights(
+    qk_weights, ax=ax[1], title="softmax(q kᵀ / √d_k): asking and offering"
+)  # √d_k: section 5
 plt.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Now *it* and *tired* read *cat* (0.87 of *it*'s weight), the two actions split their weight
-# equally between the two nouns, and the function words, which ask for nothing, get the plain average. *it*'s new
-# vector is mostly *animal*: the layer has resolved the pronoun. Notice too that the weights are
+# equally between the two nouns, and the words that ask for nothing — nouns and function words —
+# get the plain average. *it*'s new vector is mostly *animal*: the layer has resolved the pronoun. Notice too that the weights are
 # not symmetric — *it* reads *cat*, *cat* does not read *it*: the score $x_t W_Q W_K^\top x_s^\top$
 # is symmetric in *t* and *s* only when $W_Q W_K^\top$ is a symmetric matrix, which learned
 # matrices almost never are. The values never influence the weights; they only decide what is
 # handed over.
+#
+# **Try it.** *sat* splits its weight between *cat* and *mat*, but only the cat sat. Change one
+# line so that the actions read *cat*, and run the cell again.
+#
+# <details><summary>One way</summary>
+#
+# Let actions also ask for an animal: `w_q[kind["action"], 0] = 1.2`. An action's query is now
+# (2.4, 2.4): *cat* offers both coordinates and scores twice what *mat* does, so *sat* puts about
+# 0.98 of its weight on *cat*. A query can ask for several things at once; a key that offers more
+# of them wins.
+# </details>
 #
 # **Takeaway.** Separate query and key maps let a word look for something it is not; the values
 # decide what is passed on.
@@ -389,39 +413,12 @@ plt.show()
 #
 # Why? If the $d_k$ components of q and k are independent with mean 0 and variance 1, the dot
 # product is a sum of $d_k$ such products, so its variance is $d_k$ (Vaswani et al. 2017,
-# footnote 4). With $d_k = 512$ the scores have a standard deviation of about 23, and softmax of such scores puts nearly
-# all weight on the largest one: attention *saturates* into a hard choice at initialisation, and
-# its gradient almost vanishes (chapter 03). Dividing by $\sqrt{d_k}$ brings the variance back
-# to 1 whatever $d_k$ is.
+# footnote 4). With $d_k = 512$ the scores have a standard deviation of about 23, and softmax of
+# such scores puts nearly all weight on the largest one: attention *saturates* into a hard choice
+# at initialisation, and its gradient almost vanishes (chapter 03). Dividing by $\sqrt{d_k}$
+# brings the variance back to 1 whatever $d_k$ is.
 #
-# Dividing scores by a number is called a **temperature**: softmax(s / T) is sharper for T < 1,
-# flatter for T > 1, and never changes which key ranks first. The √d_k scale is a temperature
-# fixed so that scores have unit variance. Let us reproduce the footnote.
-
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
-dims = [4, 16, 64, 256]
-rows = {}
-for seed in (0, 1):
-    g = torch.Generator().manual_seed(seed)
-    for d_k in dims:
-        a, b = torch.randn(2, 4000, d_k, generator=g)  # 4000 pairs of unit-variance vectors
-        ratio = float((a * b).sum(-1).var() / d_k)  # var(q.k) / d_k
-        Q, K = torch.randn(200, d_k, generator=g), torch.randn(64, d_k, generator=g)
-        raw, scaled = softmax(Q @ K.T), softmax(Q @ K.T / math.sqrt(d_k))  # (200, 64) each
-        rows[seed, d_k] = (ratio, float(raw.amax(-1).mean()), float(scaled.amax(-1).mean()))
-print(f"{'seed':>4} {'d_k':>4} {'var/d_k':>8} | {'largest weight: unscaled':>24} {'scaled':>7}")
-for (seed, d_k), (ratio, m_raw, m_sc) in rows.items():
-    print(f"{seed:>4} {d_k:>4} {ratio:>8.2f} | {m_raw:>24.2f} {m_sc:>7.2f}")
-for (_seed, d_k), (ratio, m_raw, m_sc) in rows.items():
-    assert 0.9 <= ratio <= 1.1, "var(q.k) should be d_k"
-    assert m_sc < 0.3, "scaled scores should stay diffuse over 64 keys"
-    if d_k >= 256:
-        assert m_raw > 0.85, "unscaled softmax should saturate at large d_k"
-
-# %% [markdown] slideshow={"slide_type": "-"}
-# var(q·k)/d_k stays at 1 for every $d_k$; unscaled, the largest of 64 weights grows towards 1
-# as $d_k$ grows, scaled it stays small. Now write the scores yourself.
+# > **Glossary** · scaled dot product 缩放点积 · temperature 温度 · saturation 饱和 · variance 方差
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 4 · Scaled dot-product scores
@@ -456,6 +453,46 @@ ex.check_scaled_scores(my_scaled_scores, seed=13)
 ### END HIDDEN TESTS
 
 # %% [markdown] slideshow={"slide_type": "-"}
+# Now reproduce the footnote: 4,000 pairs of random unit-variance vectors for the variance, and
+# 200 queries against 64 keys for the largest weight, with and without the scale. (The same
+# experiment with a second seed is asserted, not printed.)
+
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+def footnote_4(seed, dims=(4, 16, 64, 256)):
+    """{d_k: (var(q.k) / d_k, mean largest weight unscaled, mean largest weight scaled)}."""
+    g = torch.Generator().manual_seed(seed)
+    rows = {}
+    for d_k in dims:
+        a, b = torch.randn(2, 4000, d_k, generator=g)  # 4000 pairs of unit-variance vectors
+        Q, K = torch.randn(200, d_k, generator=g), torch.randn(64, d_k, generator=g)
+        raw, scaled = softmax(Q @ K.T), softmax(Q @ K.T / math.sqrt(d_k))  # (200, 64) each
+        rows[d_k] = (
+            float((a * b).sum(-1).var() / d_k),
+            float(raw.amax(-1).mean()),
+            float(scaled.amax(-1).mean()),
+        )
+    return rows
+
+
+print(f"{'d_k':>4} {'var(q.k)/d_k':>13} | {'largest of 64 weights: unscaled':>31} {'scaled':>7}")
+for d_k, (ratio, m_raw, m_sc) in footnote_4(seed=0).items():
+    print(f"{d_k:>4} {ratio:>13.2f} | {m_raw:>31.2f} {m_sc:>7.2f}")
+for seed in (0, 1):
+    for d_k, (ratio, m_raw, m_sc) in footnote_4(seed).items():
+        assert 0.9 <= ratio <= 1.1, "var(q.k) should be d_k"
+        assert m_sc < 0.3, "scaled scores should stay diffuse over 64 keys"
+        assert d_k < 256 or m_raw > 0.85, "unscaled softmax should saturate at large d_k"
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# var(q·k)/d_k stays at 1 for every $d_k$; unscaled, the largest of 64 weights grows towards 1
+# as $d_k$ grows, scaled it stays small.
+#
+# Dividing the scores by a number τ is called a **temperature**: softmax(s / τ) is sharper for
+# τ < 1, flatter for τ > 1, and never changes which key ranks first. The √d_k scale is a
+# temperature chosen so that the scores have unit variance.
+#
 # **Play with it.** Six fixed keys A–F in a 2-D key space, each with a 2-D value (right). Move
 # the query with **angle** and **|q|**, change the **temperature**, or switch the 1/√d_k scale
 # off. The bars are the weights, the grey gauge their entropy between 0 and log 6, the star the
@@ -468,24 +505,26 @@ ex.check_scaled_scores(my_scaled_scores, seed=13)
 # <details><summary>Why you cannot do 4</summary>
 #
 # The score q·k is linear in k, and a linear function of points is largest at a corner of their
-# convex hull. F lies inside the hull of A–E, so some other key always scores higher. F is still
-# *read* (its weight is positive), but no query can *select* it.
+# convex hull. F lies inside the hull of A–E, so some other key always scores higher, whatever
+# the query's length or the temperature. F is still *read* (its weight is positive), but no query
+# can *select* it.
 # </details>
 
 # %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
 ch01.selection_widget(angle=20.0, norm=2.0)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **⚠ The source says** keys need $d_k \ge \log_2 n$ dimensions to tell n positions apart
 # > (Thm. 14.3.1). That counts sign patterns: with keys in $\{-1, +1\}^{d_k}$ there are only
 # > $2^{d_k}$ distinct keys. Real-valued keys are not so limited: 64 keys on a circle, in
-# > $d_k = 2$, can each be selected by a long enough query (the cell below). What dimensions
-# > cannot buy is *precision*: neighbouring keys get closer as n grows, so the query must grow
-# > (like n² here). The correct statement bounds bits, not dimensions: with b bits per
-# > coordinate, $b\,d_k \ge \log_2 n$.
+# > $d_k = 2$, can each be selected by a long enough query (the cell below). Packing many keys into
+# > few dimensions costs **precision** instead: neighbouring keys get closer as n grows, so the
+# > query must grow (like n² here). What does hold is a bound on bits: with b bits per coordinate
+# > there are at most $2^{b\,d_k}$ distinct keys, so $b\,d_k \ge \log_2 n$ — a necessary
+# > condition, not a sufficient one (F above is a distinct key that no query selects).
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 angle = torch.arange(64, dtype=torch.float64) * 2 * math.pi / 64
 circle = torch.stack([angle.cos(), angle.sin()], dim=-1)  # (n=64, d_k=2) unit keys
@@ -496,7 +535,7 @@ print(
 )
 print(f"smallest selected weight > 0.99: {bool(w.diagonal().min() > 0.99)}")
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "-"}
 # **Takeaway.** Dividing by √d_k keeps the score variance at 1 at any width; a temperature
 # trades a sharp choice against a broad average without changing the ranking.
 
@@ -518,7 +557,7 @@ print(f"smallest selected weight > 0.99: {bool(w.diagonal().min() > 0.99)}")
 # One edge case: a query whose keys are **all** masked. Every score is −∞, the row maximum is
 # −∞, and `exp(−∞ − (−∞)) = exp(nan)`. Such a query should read nothing: weights 0, output 0.
 #
-# > **Glossary** · mask 掩码 · causal mask 因果掩码 · padding mask 填充掩码 · decoder 解码器
+# > **Glossary** · mask 掩码 · causal mask 因果掩码 · padding mask 填充掩码
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -530,7 +569,8 @@ print(causal_mask(5).int())  # (T, T): row t may read columns 0..t
 # softmax, a fully masked row, shapes with batch and head dimensions
 #
 # Write `my_masked_attention(q, k, v, mask)`: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v) —
-# the leading dimensions `...` are batch and heads, and there may be none — and mask (T, S) of
+# the leading dimensions `...` hold several sentences at once (and, from chapter 06, several
+# heads), and there may be none — and mask (T, S) of
 # bools, **True = may attend** → `(output (..., T, d_v), weights (..., T, S))`, where
 # weights = softmax(q kᵀ / √d_k) over the keys a query may read. Transpose only the last two
 # dimensions of k (`k.transpose(-2, -1)`, or `k.mT`; `k.T` reverses all of them and breaks the
@@ -579,7 +619,7 @@ ex.check_masked_attention(my_masked_attention, seed=15)
 # NBVAL_CHECK_OUTPUT
 _, causal_weights = scaled_dot_product_attention(q, k, v, causal_mask(10))  # (T, T)
 print("row of 'it'  :", [f"{w:.2f}" for w in causal_weights[it].tolist()])
-print("row of 'sat' :", [f"{w:.2f}" for w in causal_weights[2].tolist()])
+print("row of 'sat' :", [f"{w:.2f}" for w in causal_weights[ch01.SENTENCE.index("sat")].tolist()])
 print("above the diagonal, all exactly 0:", bool((causal_weights.triu(1) == 0).all()))
 ch01.show_weights(causal_weights, title="causal mask: no word reads a later word")
 plt.show()
@@ -598,29 +638,33 @@ plt.show()
 # makes queries, keys and values with $W_Q, W_K, W_V$, attends, and maps the result back to
 # d_model with an output matrix $W_O$ (d_v, d_model), so that layers can be stacked:
 #
-# $$\mathrm{SelfAttention}(x) = \mathrm{softmax}\!\left(\frac{(xW_Q)(xW_K)^\top}{\sqrt{d_k}} + \text{mask}\right) (xW_V)\, W_O$$
+# $$\mathrm{SelfAttention}(x) = \mathrm{softmax}\!\left(\frac{(xW_Q)(xW_K)^\top}{\sqrt{d_k}} + M\right) (xW_V)\, W_O$$
 #
-# This is the single-head case of PyTorch's `nn.MultiheadAttention` (chapter 06 adds heads).
+# where M is 0 where the mask allows reading and −∞ where it does not. This is PyTorch's
+# `nn.MultiheadAttention` with one head and no biases (chapter 06 adds heads).
+#
+# > **Glossary** · self-attention layer 自注意力层 · output projection 输出投影 (W_O)
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 6 · Assemble a self-attention layer
 # **Difficulty** ●●○ · **Time** 10 min · **Points** 2 · **Practises** Def. (14.3.3) and
 # Eq. (14.3.4) put together: projections, attention, output map
 #
-# Write `my_self_attention(x, w_q, w_k, w_v, w_o, mask, attend=None)`: x (..., T, d_model);
+# Write `my_self_attention(x, w_q, w_k, w_v, w_o, mask, attend)`: x (..., T, d_model);
 # w_q, w_k (d_model, d_k); w_v (d_model, d_v); w_o (d_v, d_model); mask (T, T) bool →
 # `(output (..., T, d_model), weights (..., T, T))`. Compute q, k, v as `x @ w_q` etc. (the
 # matrices are laid out (in, out), so no transpose), call `attend(q, k, v, mask)` for the
-# attention, and map its output with `w_o`. `attend` is your `my_masked_attention` unless a
-# caller passes another one; the check passes the course's own, so this exercise is judged on
-# its own even if exercise 5 is unfinished. Do not divide by √d_k again: `attend` does it.
+# attention — a function like your `my_masked_attention` — and map its output with `w_o`. Do not
+# divide by √d_k again: `attend` does it. The check passes the course's own attention as
+# `attend`, so this exercise is judged on its own, whatever your exercise 5 does; below, the
+# chapter passes yours. Like exercise 5, the check refuses PyTorch's softmax and attention
+# functions and the course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch01_self_attention", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
-def my_self_attention(x, w_q, w_k, w_v, w_o, mask, attend=None):
-    """x (..., T, d_model) -> (output (..., T, d_model), weights (..., T, T)); attend(q, k, v,
-    mask) -> (z, weights) is the attention (default: your my_masked_attention)."""
-    attend = my_masked_attention if attend is None else attend
+def my_self_attention(x, w_q, w_k, w_v, w_o, mask, attend):
+    """x (..., T, d_model) -> (output (..., T, d_model), weights (..., T, T)), with
+    attend(q, k, v, mask) -> (z, weights) as the attention."""
     ### BEGIN SOLUTION
     q, k, v = x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
     z, weights = attend(q, k, v, mask)  # (..., T, d_v), (..., T, T)
@@ -646,8 +690,8 @@ ex.check_self_attention(my_self_attention, seed=16)
 # %% [markdown] slideshow={"slide_type": "-"}
 # Does your layer compute what the libraries compute? Give random weights to the course's
 # `MultiHeadAttention` with one head and to PyTorch's `nn.MultiheadAttention`, copy the same
-# matrices into your layer, and compare on the running example under the causal mask. (If your
-# exercises 5 and 6 are unfinished, the cell uses the course's attention instead.)
+# matrices into your layer, and compare on the running example under the causal mask. Your layer
+# runs with your own `my_masked_attention`; while exercise 5 is unfinished, with the course's.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -668,13 +712,16 @@ print(
 )
 matrices = [m.weight.T for m in (ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj)]  # (in, out)
 try:
-    y_mine, _ = my_self_attention(x, *matrices, mask)  # your layer, with your attention
+    try:
+        y_mine, _ = my_self_attention(x, *matrices, mask, attend=my_masked_attention)
+    except NotImplementedError:  # exercise 5 unfinished: your layer with the course's attention
+        y_mine, _ = my_self_attention(x, *matrices, mask, attend=scaled_dot_product_attention)
     print(
         "your my_self_attention = both                                :",
         bool(torch.allclose(y_mine, y_ours[0])),
     )
 except NotImplementedError:
-    print("finish exercises 5 and 6, then run this cell again to compare your layer")
+    print("finish exercise 6, then run this cell again to compare your layer")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Two conventions differ between libraries and are worth remembering: PyTorch's `nn.Linear`
@@ -718,10 +765,12 @@ except NotImplementedError:
 # 1. All weights are 1/n, the entropy is log n (its maximum), the output is the plain mean of
 #    the values.
 # 2. Nothing: softmax is shift-invariant.
-# 3. exp(−∞) = 0 exactly; exp(0) = 1 is as large as any other unit of weight.
+# 3. exp(−∞) = 0 exactly, so the key gets weight 0. A score of 0 is an ordinary score: the key
+#    keeps weight e⁰ / Σ exp(s), which can even be the largest if the other scores are negative.
 # 4. Scores have variance 256 (standard deviation 16), so softmax puts nearly all weight on one
 #    key: a saturated softmax whose gradient is close to 0 (chapter 03).
-# 5. No: q·k is linear in k, so its maximum over the keys is at a corner of their hull.
+# 5. No: q·k is linear in k, so its maximum over the keys is at a corner of their hull. (At
+#    q = 0 all keys tie, so none is selected either.)
 # </details>
 #
 # **Next — chapter 02, the seq2seq bottleneck and alignment**: what goes wrong when a decoder
@@ -756,9 +805,9 @@ print("500 outputs, 200 directions: all inside the convex hull of the values:", 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### A.2 When softmax weights are a posterior P(i | q) (Lemma 14.3.1)
 #
-# **Claim check — Lemma 14.3.1 ✓ / ⚠: ✓ as a normalisation, ⚠ as a probability "of position i".**
+# **Claim check — Lemma 14.3.1 ✓ as a normalisation, ⚠ as a probability "of position i".**
 # That softmax yields a distribution is all the printed proof shows. When is it really a
-# *posterior* P(i | q)? Exactly in this model: position i is chosen with prior 1/n and the query is
+# *posterior* P(i | q)? For instance in this model: position i is chosen with prior 1/n and the query is
 # a noisy copy of its key, q ~ N(k_i, σ²I). Bayes' rule gives
 # P(i | q) ∝ exp(−‖q − k_i‖²/2σ²) ∝ exp(q·k_i/σ² − ‖k_i‖²/2σ²), i.e. **softmax of dot products at
 # temperature σ², provided all keys have the same norm** (otherwise each key needs a bias
@@ -789,9 +838,9 @@ assert gap_equal < 1e-12 and gap_unequal > 0.1
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### A.3 The entropy of attention and its bounds (Def. 14.3.2, Lemma 14.3.2, Cor. 14.3.1)
 #
-# **Notation.** (14.3.3) is the entropy of the position index I for **one given** query,
-# H(I | Q = q). The *conditional entropy* H(I | Q) of information theory is its average over
-# queries.
+# **Notation.** The source calls (14.3.3) a conditional entropy (条件熵). It is the entropy of the
+# position index I for **one given** query, H(I | Q = q); the *conditional entropy* H(I | Q) of
+# information theory is its average over queries.
 #
 # **Claim check — Lemma 14.3.2 ✓**, and sharper than printed: "low entropy ⇔ one dominant
 # weight" holds quantitatively in both directions. $H \ge -\log \max_i \alpha_i$, so H < ε forces
@@ -818,7 +867,7 @@ assert (h <= fano + 1e-12).all()  # Fano: a large weight forces low entropy
 print("100000 random distributions: 0 <= H <= log n, H >= -log(max alpha), H <= Fano's bound")
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# **Claim check — Cor. 14.3.1 (information bottleneck) ⚠.** "Selecting k ≪ n positions" is not
+# **Claim check — Cor. 14.3.1 (information bottleneck, 信息瓶颈) ⚠.** "Selecting k ≪ n positions" is not
 # what softmax does: every weight is strictly positive, so all n positions are always read.
 # Softmax compresses *softly*: the effective number of positions $e^{H}$ can be ≪ n, but exact
 # k-sparsity needs a mask or a sparse normaliser (chapter 10). The plot grows one query: the
@@ -853,10 +902,10 @@ assert abs(H[0] - math.log(6)) < 1e-12 and (smallest > 0).all() and (H.diff() <=
 # ignore the values; the output is linear in them. "Request / label / content" is an
 # interpretation, not something a trained model is forced to respect.
 #
-# The source adds that the roles make the scores asymmetric. **Correction:** the scores
-# $x_t W_Q W_K^\top x_s^\top$ are *generically* asymmetric, and symmetric exactly when
-# $M = W_Q W_K^\top$ is a symmetric matrix — which $W_Q \ne W_K$ does not rule out: $W_K = W_Q A$
-# with A symmetric, or $W_K = -W_Q$, give symmetric scores with $W_Q \ne W_K$.
+# **A note on symmetry** (the course's, not the source's: section 4 says the weights are not
+# symmetric). The scores $x_t W_Q W_K^\top x_s^\top$ are *generically* asymmetric, and symmetric
+# exactly when $M = W_Q W_K^\top$ is a symmetric matrix — which $W_Q \ne W_K$ does not rule out:
+# $W_K = W_Q A$ with A symmetric, or $W_K = -W_Q$, give symmetric scores with $W_Q \ne W_K$.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
@@ -893,8 +942,10 @@ for name, w_key in {
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### A.5 Scaled dot products and mutual information (Lemma 14.3.3)
 #
-# **Claim check — Lemma 14.3.3, Eq. (14.3.4) ✓**: the scaled dot product and its reason,
-# var(q·k) = d_k, are reproduced in section 5 (Vaswani et al. 2017, footnote 4).
+# **Claim check — Lemma 14.3.3, Eq. (14.3.4) ✓** as a definition: the source calls the scaled dot
+# product "信息相关性的度量" (a measure of information relevance) and gives no reason for the
+# 1/√d_k; section 5 supplies Vaswani et al.'s (2017, footnote 4): var(q·k) = d_k. (Eq. 14.3.4 is
+# printed as "(q, k_j) = …": the s of s(q, k_j) is missing.)
 #
 # **Claim check — Lemma 14.3.3, Eq. (14.3.5) "I(q; k_j) ≈ qᵀk_j" ✗ wrong as printed.** The source
 # says the scaled dot product "等价于计算查询与各位置标签的互信息近似", because "内积与互信息成正比" in
@@ -956,8 +1007,8 @@ print(f"alpha-average of PMI = log n - H(alpha) = {float(alpha @ pmi):.4f} >= 0"
 # weights of the widget's six keys: each key owns an angular territory where it wins — except F,
 # inside the hull of the others (the widget's puzzle).
 #
-# **Claim check — Lemma 14.3.4 ✓ / ⚠: routing ✓; "d_k and d_v limit the information dimension"
-# ⚠.** The score matrix $QK^\top$ has rank at most d_k and the output matrix (T × d_v) rank at most
+# **Claim check — Lemma 14.3.4 ✓ as routing** (QKᵀ decides where, the weights aggregate V: A.4),
+# **⚠ "d_k and d_v limit the information dimension".** The score matrix $QK^\top$ has rank at most d_k and the output matrix (T × d_v) rank at most
 # d_v. But the **weights** are not rank-limited — `exp` is non-linear — so even d_k = 1 gives a
 # full-rank T × S routing matrix. What d_k limits is *which* routings can be expressed (Bhojanapalli
 # et al. 2020): with d_k = 1, scores are $q_i k_j$, so every query's largest weight falls on the
@@ -1052,15 +1103,15 @@ print(f"log-log slope: {slope:.2f}  (precision cost ~ n^2)")
 assert 1.8 < slope < 2.2
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# **Claim check — Thm. 14.3.1, d_v ≥ H(Y | X) ✗ wrong as printed.** It compares a number of
-# dimensions with a number of bits, and it uses the wrong quantity: the *conditional entropy*
-# H(Y | X) = H(X, Y) − H(X) is what X does **not** tell about Y. If Y = X is one of 256 equally
-# likely symbols, H(Y | X) = 0 — the bound asks for nothing — yet 8 bits must pass. And one real
-# coordinate can carry all 8: below, 256 keys on the circle (d_k = 2) and values $v_j = j$
-# (**d_v = 1**) return every symbol exactly. **Correct statement:** the information an attention
-# output carries is bounded by its entropy, $I(X; Y) \le H(\text{output}) \le b\,d_v$ bits when
-# each of its d_v coordinates is stored with b bits; dimensions bound information only together
-# with precision.
+# **Claim check — Thm. 14.3.1, d_v ≥ H(Y | X) ✗ wrong as printed**, for two reasons. It compares a
+# number of dimensions with a number of bits; and it uses the wrong quantity: the *conditional
+# entropy* H(Y | X) = H(X, Y) − H(X) is what X does **not** tell about Y. If Y = X is one of 256
+# equally likely symbols, H(Y | X) = 0 — the printed bound asks for nothing — yet 8 bits must
+# pass. The natural repair, d_v ≥ I(X; Y) = 8, fails too: one real coordinate carries all 8 bits.
+# Below, 256 keys on the circle (d_k = 2) and values $v_j = j$ (**d_v = 1**) return every symbol
+# exactly. **Correct statement:** the information an attention output carries is bounded by its
+# entropy, $I(X; Y) \le H(\text{output}) \le b\,d_v$ bits when each of its d_v coordinates is
+# stored with b bits; dimensions bound information only together with precision.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
@@ -1106,8 +1157,9 @@ assert mutual_information(joint, 0, 1) < math.log2(5)
 # similar positions". With d a distance both terms grow when attention spreads over **distant**
 # positions, so that reading holds only if $\mathcal{L}$ is **maximised**.
 #
-# **Claim check — Def. 14.3.4 ⚠ (sign).** Minimised like a loss, $\mathcal{L} \ge 0$ reaches its
-# minimum 0 at a one-hot α — the opposite of diversity. Maximised, it does what the source says:
+# **Claim check — Def. 14.3.4 ⚠ (sign).** The source calls $\mathcal{L}$ an objective ("注意力目标")
+# without saying whether to minimise or maximise it. Read as a loss — minimised — $\mathcal{L} \ge 0$
+# reaches its minimum 0 at a one-hot α, the opposite of diversity. Maximised, it does what the source says:
 # below, three near-duplicate inputs and one distinct input; the entropy alone (λ = 0) spreads
 # attention evenly (so ¾ of it goes to the duplicates), the distance term (λ = 1) moves weight to
 # the distinct input. As a loss to minimise, use $-\mathcal{L}_{\text{attn}}$.
@@ -1157,11 +1209,13 @@ assert float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3])
 # $I(X_2; Y \mid X_1)$ — what X₂ tells about Y once X₁ is known —
 # $I(X_1, X_2; Y) = I(X_1; Y) + I(X_2; Y \mid X_1) = I(X_1; Y) + I(X_2; Y) - I(X_1; X_2; Y)$, where the
 # *co-information* $I(X_1; X_2; Y) = I(X_1; Y) - I(X_1; Y \mid X_2)$ is positive for redundancy and
-# **negative for synergy**. "Select diverse positions" is sound advice only when the selected
+# **negative for synergy**. (Some texts call the opposite sign "interaction information"; this
+# course uses the co-information sign throughout.) "Select diverse positions" is sound advice only when the selected
 # inputs are not synergistic. (The same error returns in Eq. 14.3.11 for heads: chapter 06.)
 #
-# > **Glossary** · mutual information 互信息 · redundancy 冗余 · synergy 协同 · chain rule 链式法则 ·
-# > co-information 交互信息 · subadditivity 次可加性
+# > **Glossary** · mutual information 互信息 · conditional mutual information 条件互信息 ·
+# > redundancy 冗余 · synergy 协同 · chain rule 链式法则 · co-information 共信息 (交互信息, with the
+# > sign stated) · subadditivity 次可加性
 
 
 # %% slideshow={"slide_type": "skip"}
@@ -1201,19 +1255,24 @@ assert mutual_information(xor, 0, 2) < 1e-12 and abs(mutual_information(xor, (0,
 # | source claim | verdict | correct statement / condition |
 # |---|---|---|
 # | Def. 14.3.1, Eq. (14.3.1): output = Σ αᵢxᵢ | ✓ | a convex combination: inside the hull of the values (A.1) |
-# | Lemma 14.3.1, Eq. (14.3.2): softmax = P(i \| q) | ✓ / ⚠ | always a distribution; an exact Bayes posterior for q ~ N(kᵢ, σ²I), uniform prior, **equal key norms**, temperature σ² (A.2) |
+# | Lemma 14.3.1, Eq. (14.3.2): softmax gives a distribution | ✓ | every weight > 0, the weights sum to 1 (section 2, A.2) |
+# | Lemma 14.3.1, Eq. (14.3.2): the weights are P(i \| q) | ⚠ | an exact Bayes posterior for q ~ N(kᵢ, σ²I), uniform prior, **equal key norms**, temperature σ² (A.2) |
 # | Def. 14.3.2, Eq. (14.3.3): H(X \| q) | ✓ | it is H(I \| Q = q) for one query; H(I \| Q) is its average (A.3) |
 # | Lemma 14.3.2: 0 ≤ H ≤ log n | ✓ | the closed range [0, log n]; plus H ≥ −log max α and Fano's H ≤ h(max α) + (1 − max α) log(n − 1) (A.3) |
-# | Cor. 14.3.1: select k ≪ n positions | ⚠ | softmax keeps all n weights > 0; e^H can be ≪ n; exact sparsity needs masks (ch. 10) (A.3) |
-# | Def. 14.3.3: Q/K/V roles | ✓ | weights ignore V, output linear in V; scores generically asymmetric, symmetric iff W_Q W_Kᵀ is (A.4) |
-# | Lemma 14.3.3, Eq. (14.3.4): scaled dot product | ✓ | var(q·k) = d_k for unit-variance components (Vaswani et al. 2017; section 5) |
+# | Cor. 14.3.1: compression, select k ≪ n positions | ⚠ | softmax keeps all n weights > 0; e^H can be ≪ n; exact sparsity needs masks (ch. 10) (A.3) |
+# | Cor. 14.3.1: retention, keep I(Y; X) | — | not checked here: it needs a task Y; chapter 02 measures what passes a bottleneck |
+# | Def. 14.3.3: Q/K/V roles | ✓ | weights ignore V, output linear in V (A.4) |
+# | Lemma 14.3.3, Eq. (14.3.4): scaled dot product | ✓ | as a definition; the reason, var(q·k) = d_k, is Vaswani et al.'s (section 5); "(q, k_j)" lacks its s |
 # | Lemma 14.3.3, Eq. (14.3.5): I(q; k_j) ≈ qᵀk_j | ✗ | a score is a *pointwise* MI up to a per-query constant (can be < 0); α-average log n − H ≥ 0 (A.5) |
-# | Lemma 14.3.4: routing; d_k, d_v limit capacity | ✓ / ⚠ | rank(QKᵀ) ≤ d_k but weights can be full rank; d_k limits which routings exist; keys inside the hull are never selected (A.6) |
-# | Thm. 14.3.1: d_k ≥ log₂ n | ⚠ | holds for sign codes; real keys: 64 keys selectable in d_k = 2; bits, not dims: b·d_k ≥ log₂ n (section 5, A.7) |
-# | Thm. 14.3.1: d_v ≥ H(Y \| X) | ✗ | I(X; Y) ≤ H(output) ≤ b·d_v bits; 8 bits pass through d_v = 1 (A.7) |
-# | Def. 14.3.4, Eq. (14.3.6) | ⚠ | encourages diversity only when **maximised** (minimise −L) (A.8) |
+# | Lemma 14.3.4: routing by QKᵀ, aggregation of V | ✓ | weights from queries and keys only, output linear in V (A.4, A.6) |
+# | Lemma 14.3.4: d_k, d_v limit capacity | ⚠ | rank(QKᵀ) ≤ d_k but the weights can be full rank; d_k limits which routings exist; keys inside the hull are never selected (A.6) |
+# | Thm. 14.3.1: d_k ≥ log₂ n | ⚠ | holds for sign codes; real keys: 64 keys selectable in d_k = 2; bits, not dims: b·d_k ≥ log₂ n, necessary only (section 5, A.7) |
+# | Thm. 14.3.1: d_v ≥ H(Y \| X) | ✗ | the wrong quantity, and dims are not bits: I(X; Y) ≤ H(output) ≤ b·d_v bits; 8 bits pass through d_v = 1 (A.7) |
+# | Def. 14.3.4, Eq. (14.3.6) | ⚠ | an objective of unstated direction: encourages diversity only when **maximised** (minimise −L) (A.8) |
 # | Lemma 14.3.5, Eq. (14.3.7) | ✗ | chain rule with co-information, which is negative under synergy (XOR) (A.9) |
+# | §14.3.1's opening: attention "adaptively allocates computation" | ⚠ | as a metaphor: every query costs the same n scores; what adapts is the weighting, not the compute |
 #
-# **Errata in one place.** Eq. (14.3.5) and both halves of Thm. 14.3.1 are wrong as printed;
-# Def. 14.3.4 has the wrong sign for a loss; Lemma 14.3.5's "subadditivity" does not hold; "W_Q ≠
-# W_K makes the scores asymmetric" needs "generically" (A.4).
+# **Errata in one place.** Wrong as printed: Eq. (14.3.5), the d_v half of Thm. 14.3.1 and
+# Lemma 14.3.5's "subadditivity". Right only under a condition: the d_k half of Thm. 14.3.1 (sign
+# codes), Lemma 14.3.1 as a posterior, Lemma 14.3.4's capacity limit, Cor. 14.3.1's "k ≪ n", and
+# Def. 14.3.4 (maximise it). Typo: Eq. (14.3.4) drops the s of s(q, k_j).

@@ -1122,10 +1122,10 @@ traces |= decoding_traces(
 # NBVAL_IGNORE_OUTPUT
 decoding_widget(traces, model="additive", example=0, t=5)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes) and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = DecodingPlot(16, pyplot=True)
 snapshot.update(traces["local-m, reverse", 0], 4)

@@ -599,10 +599,10 @@ assert (H_sched.diff() < 0).all()
 # NBVAL_IGNORE_OUTPUT
 entropy_widget(pattern="random q·k", temperature=1.0, d_k=64, n=16)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot of the same figure (for printed notes), and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = EntropyPlot(pyplot=True)
 snapshot.update(entropy_state(PATTERNS[2], temperature=0.3, d_k=256, n=32, scaled=False))

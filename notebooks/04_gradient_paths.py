@@ -1130,10 +1130,10 @@ assert torch.allclose(one_head.out_proj(f_X), one_head(X_in)[0]) and spread < 1e
 # NBVAL_IGNORE_OUTPUT
 gradient_widget(rho=1.0, nonlinearity="tanh", length=100)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes) and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = GradientPathPlot(pyplot=True)
 snapshot.update(gradient_curves(1.2, "tanh", 200, input_scale=1e-6))

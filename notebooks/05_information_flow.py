@@ -1116,10 +1116,10 @@ widget_tokens, widget_mask, _ = palindrome_batch(1, torch.Generator().manual_see
 print("masked position:", int(widget_mask), " its mirror:", FILL_LENGTH - 1 - int(widget_mask))
 flow_widget(encoders["bidirectional", 0], widget_tokens, query=int(widget_mask))
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes) and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 views = flow_views(encoders["bidirectional", 0], widget_tokens)
 snapshot = FlowPlot(FILL_LENGTH, pyplot=True)

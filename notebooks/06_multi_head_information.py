@@ -949,10 +949,10 @@ model0 = models[0]
 curves0 = dict(results[0].accuracy)
 head_mask_widget(model0, eval_data, curves0, results[0].orders)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes), and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = HeadMaskPlot(2, 16, 8, curves0, pyplot=True)
 michel_8 = head_mask(2, 16, order=results[0].orders["Michel et al."], k=8)  # 8 heads removed

@@ -781,10 +781,10 @@ plt.show()
 # NBVAL_IGNORE_OUTPUT
 encoding_widget(encoding="sinusoidal", dim=64, position=10, learned_table=learned)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes) and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = EncodingPlot(pyplot=True)
 view, _, caption = encoding_widget_update(EncodingPlot(), "rope", 64, 40, 2)

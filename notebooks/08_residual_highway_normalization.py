@@ -637,10 +637,10 @@ for depth in (1, 2, 3):
 # NBVAL_IGNORE_OUTPUT
 depth_widget(kind="plain", depth=50)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (for printed notes), and the cost of one widget update:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 snapshot = DepthPlot(pyplot=True)
 snapshot.update(layer_statistics("residual", 50, norm="layer"))

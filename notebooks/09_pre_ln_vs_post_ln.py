@@ -434,11 +434,11 @@ for (norm, depth, lr, warm), rs in runs.items():
 # NBVAL_IGNORE_OUTPUT
 stability_widget(runs)
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # A static snapshot (the headline cell), and the cost of one widget update (curves moved,
 # figure redrawn, PNG encoded), timed over every cell of the grid:
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 timing_plot = StabilityPlot(runs)
 stability_widget_update(timing_plot, "all", 6, 1e-2, 0)  # first draw caches the static background

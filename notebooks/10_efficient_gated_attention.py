@@ -1047,11 +1047,11 @@ print(
 # NBVAL_IGNORE_OUTPUT
 sparsity_widget()
 
-# %% [markdown] slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The same function the widget calls, timed (it reads the table, computes the reach in O(n) per
 # layer and redraws only what moves):
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
 from attncourse.chapters.ch10_efficient_gated_attention import (
     SparsityPlot,

@@ -20,7 +20,8 @@ and Space through everything in order. The rule, from the notebook's structure a
   lecture does not), the graded exercises (each from its ``### Exercise`` header to its graded
   check cell, every cell of a ``## … Exercises (graded)`` section, and every nbgrader cell
   anywhere), the setup cells before the first ``## `` section (imports and seeds), code cells
-  that show nothing, and what follows a widget up to the next heading;
+  that show nothing, and code cells right after a widget (the live widget is on its slide);
+- markdown right after a widget starts a subslide below it;
 - every other cell continues the slide above ("-").
 
 The script writes the metadata into the .ipynb (nothing else changes: no re-execution) and
@@ -91,7 +92,10 @@ def slide_types(nb) -> list[str]:
             after_widget = False
         if markdown and _EXERCISE.search(text):
             in_exercise = True  # until its graded check cell
-        if is_nbgrader(cell) or in_exercises or in_exercise or in_appendix or after_widget:
+        if markdown and after_widget and not _HEADING.search(text):
+            after_widget = False  # the widget's slide ends: what follows gets a slide below it
+            kind = "skip" if in_exercise or in_appendix else "subslide"
+        elif is_nbgrader(cell) or in_exercises or in_exercise or in_appendix or after_widget:
             kind = "skip"
         elif index == first_markdown:
             kind = "slide"
