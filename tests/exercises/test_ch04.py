@@ -420,6 +420,11 @@ MISTAKES = [
     ),
     (check_rnn_jacobian, lambda W, h, t: jacobian(W, torch.tanh(h), t), "do not apply tanh again"),
     (check_rnn_jacobian, jacobian_float32_eye, "same dtype"),
+    (  # the exercise text: float32 states give a float32 answer
+        check_rnn_jacobian,
+        lambda W, h, t: jacobian(W.double(), h.double(), t),
+        "returned dtype torch.float64, expected torch.float32",
+    ),
     # 2: effective span
     (check_effective_span, lambda w, e: span(w, e - 1e-12), "A_ij > eps (strictly)"),
     (check_effective_span, lambda w, e: (w > e).sum(-1), "that is the coverage"),
