@@ -30,9 +30,10 @@ def show_alignments(
 ):
     """A row of alignment matrices α_tj, one per entry of ``panels`` ({title: (T, S) weights}):
     target step t down, source position j across (both counted from 0), one colour scale from 0
-    to 1. ``tasks`` ({title: "copy" / "reverse" / "duplicate"}) marks with red dots where the task
+    to 1. ``tasks`` ({title: "copy" / "reverse" / "duplicate"}) marks with red rings where the task
     says each step should read. Returns the figure (end the cell with ``plt.show()``)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     tasks = dict(tasks or {})
     fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels) + 0.6, size + 0.4))
@@ -48,8 +49,10 @@ def show_alignments(
             if target_length(task, S) != T:
                 raise ValueError(f"panel {name!r}: {T} rows do not fit {task} on {S} positions")
             truth = [source_position(task, t, S) for t in range(T)]
-            ax.plot(truth, range(T), "r.", ms=2.5)
+            ax.plot(truth, range(T), "o", mfc="none", mec="red", ms=3.5, mew=0.8)
         ax.set(title=name, xlabel="source position j")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_ylabel("target step t")
     if title:
         fig.suptitle(title, fontsize=10)
