@@ -173,7 +173,7 @@ assert float(acc["none"][0]) >= 0.9 and float(acc["none"][-1]) <= 0.4
 # $W_a$ (k × d_s) maps the decoder state, $U_a$ (k × d_h) each encoder state, into the same k
 # hidden units; $v_a$ (k) weighs them into one number.
 #
-# > **Glossary** · soft alignment 软对齐 · alignment matrix 对齐矩阵 · score function 打分函数 ·
+# > **Glossary** · alignment 对齐 · soft alignment 软对齐 · alignment matrix 对齐矩阵 · score function 打分函数 ·
 # > additive attention 加性注意力 · cross-attention 交叉注意力 · query / key / value 查询 / 键 / 值
 
 # %% [markdown] slideshow={"slide_type": "skip"}
