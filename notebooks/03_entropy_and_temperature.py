@@ -161,9 +161,9 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Cold (T = 0.25), every word that asks for something makes a hard choice — except *sat* and
-# *was*, which ask for a noun and find two. The function words ask for nothing: their scores are
-# all equal, and they read every word evenly at every temperature. Hot (T = 4), every choice
-# blurs towards the plain average.
+# *was*, which ask for a noun and find two. The words that ask for nothing (the nouns and the
+# function words) have equal scores and read every word evenly at every temperature. Hot
+# (T = 4), every choice blurs towards the plain average.
 #
 # **Takeaway.** Dividing the scores by T keeps their ranking and sets how sharply it is followed;
 # subtract the maximum of s / T, not of s.
@@ -212,10 +212,11 @@ for T in (0.25, 1.0, 4.0):
     log_Z = T * torch.logsumexp(s / T, dim=-1)
     kl = (others * torch.log(others / gibbs)).sum(-1)  # (20000,) KL(alpha || softmax(s / T))
     assert torch.allclose(gibbs, softmax(s, temperature=T)) and abs(F_best - log_Z) < 1e-12
-    assert torch.allclose(log_Z - F, T * kl) and (F_best > F).all()
+    shortfall_is_kl = torch.allclose(log_Z - F, T * kl)
+    assert shortfall_is_kl and (F_best > F).all()
     print(
         f"T = {T:4}: F(softmax) = T log Z = {F_best:.4f};  best of 20000 others "
-        f"{F.max():.4f};  every shortfall = T·KL: True"
+        f"{F.max():.4f};  every shortfall = T·KL: {shortfall_is_kl}"
     )
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -404,7 +405,9 @@ auto = torch.autograd.functional.jacobian(lambda v: softmax(v), scores[it])  # (
 J = ch03.softmax_jacobian(softmax(scores[it]))  # (10, 10)
 print("diag(α) − ααᵀ = autograd's Jacobian:", torch.allclose(J, auto))
 w = torch.distributions.Dirichlet(torch.full((6,), 0.3, dtype=torch.float64)).sample((50_000,))
-print(f"50000 random α over 6 keys: largest ‖J‖₂ = {ch03.jacobian_spectral(w).max():.4f} < 0.5")
+print(
+    "50000 random α over 6 keys, all with ‖J‖₂ < 0.5:", bool(ch03.jacobian_spectral(w).max() < 0.5)
+)
 half = torch.tensor([0.5, 0.5, 0.0, 0.0], dtype=torch.float64)
 tie = softmax(torch.tensor([1.0, 1.0, 0.0, 0.0], dtype=torch.float64))  # a tie at T = 1
 print(
@@ -451,9 +454,10 @@ plt.show()
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-print(
-    f"{'seed':>4} {'d_k':>5} | {'unscaled: max α':>15} {'H':>5} {'‖J‖_F':>6} | {'scaled: max α':>13} {'H':>5} {'‖J‖_F':>6}"
+header = (
+    f"{'unscaled: max α':>15} {'H':>5} {'‖J‖_F':>6} | {'scaled: max α':>13} {'H':>5} {'‖J‖_F':>6}"
 )
+print(f"{'seed':>4} {'d_k':>5} | {header}")
 for seed in (0, 1):
     g = torch.Generator().manual_seed(seed)
     for d_k in (4, 16, 64, 256, 1024):
@@ -632,7 +636,7 @@ ch03.entropy_widget(pattern="random q·k", temperature=1.0, d_k=64, n=16)
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_cosine_schedule", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_cosine_temperature(steps, total_steps, t_start, t_min):
-    """steps (K,) of t in [0, N] -> (K,) temperatures of the cosine schedule from t_start to t_min."""
+    """steps (K,) of t in [0, N] -> (K,) temperatures of the cosine schedule, t_start to t_min."""
     ### BEGIN SOLUTION
     return t_min + (t_start - t_min) * (1 + torch.cos(math.pi * steps / total_steps)) / 2  # (K,)
     ### END SOLUTION
@@ -695,7 +699,8 @@ assert (schedule.diff() < 0).all() and (H_it.diff() < 0).all()
 # must happen first: over n = 33 keys, an entropy below 1 nat needs a score range of at least
 # $\sqrt{8(\log 33 - 1)} \approx 4.5$. In the model below, every token vector is normalised —
 # rescaled to mean 0 and variance 1 over its features — before it enters attention (chapter 08
-# calls this LayerNorm), so its scores can grow only if the product $W_Q W_K^\top$ grows.
+# calls this LayerNorm), so its scores can grow only if $W_Q W_K^\top$ (or the normalisation's
+# learned scale) grows.
 #
 # Their remedy, **σReparam**, uses every weight matrix W as
 #
@@ -784,7 +789,8 @@ print(
 print(f"σReparam: smallest layer entropy > 2 nats and loss < 0.1 (task learned)         : {kept}")
 assert collapsed, f"expected a collapse: min H {base.min_entropy:.2f}, loss {base.eval_loss:.3f}"
 assert kept, (
-    f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2f}, loss {reparam.eval_loss:.3f}"
+    f"expected σReparam to keep entropy: min H {reparam.min_entropy:.2f}, "
+    f"loss {reparam.eval_loss:.3f}"
 )
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -916,13 +922,12 @@ assert torch.allclose(torch.log(alpha) - torch.log(alpha[0]), s - s[0])
 for n in (2, 8, 64):
     w = softmax(torch.randn(20_000, n, dtype=torch.float64) * 4)  # (20000, n) softmax weights
     h = attention_entropy(w)
-    print(
-        f"n = {n:2d}: 20000 softmax rows, all with 0 < H <= log n = {math.log(n):.4f}: {bool((h > 0).all() and (h <= math.log(n) + 1e-12).all())}"
-    )
+    inside = bool((h > 0).all() and (h <= math.log(n) + 1e-12).all())
+    print(f"n = {n:2d}: 20000 softmax rows, all with 0 < H <= log n = {math.log(n):.4f}: {inside}")
 one_hot = torch.eye(4, dtype=torch.float64)[2]
-print(
-    f"one-hot weights: H = {attention_entropy(one_hot):.1f};  uniform over 4: H = {attention_entropy(torch.full((4,), 0.25, dtype=torch.float64)):.4f} = log 4"
-)
+uniform = torch.full((4,), 0.25, dtype=torch.float64)
+h_one_hot, h_uniform = attention_entropy(one_hot), attention_entropy(uniform)
+print(f"one-hot weights: H = {h_one_hot:.1f};  uniform over 4: H = {h_uniform:.4f} = log 4")
 s_far = torch.tensor([0.0, 200.0])
 print(
     f"scores (0, 200): H = {attention_entropy(softmax(s_far.double())):.3e} in float64, "
@@ -959,10 +964,8 @@ for n in (2, 3, 8, 32, 128):
     unresolved += int(((h - bound).abs() <= 1e-12).sum())  # slack ~ (Δs)^4: below rounding
     min_slack = min(min_slack, float((h - bound).min()))
 print(f"{total} random score vectors (n = 2…128, 3 distributions, 5 scales):")
-print(
-    f"  printed upper bound H <= log n − (Δs)²/8 violated by {printed_fails}; the other "
-    f"{unresolved} have H − bound < 1e-12 (tiny Δs), below float64 rounding"
-)
+print(f"  printed upper bound H <= log n − (Δs)²/8 violated by {printed_fails}; the other")
+print(f"  {unresolved} have H − bound < 1e-12 (tiny Δs), below float64 rounding")
 print(f"  lower bound H >= log n − (Δs)²/8 on all of them: {min_slack > -1e-12}")
 assert printed_fails + unresolved == total and min_slack > -1e-12
 
@@ -1008,10 +1011,9 @@ for name, model in zip(runs, models):
     h, ds = attention_entropy(w), ch03.score_range_from_weights(w)  # (layers, 256, 1, 33) each
     bound = math.log(33) - ds**2 / 8
     bound_holds[name] = bool((h >= bound - 1e-5).all())  # float32 weights: allow rounding
-    print(
-        f"{name:9s}: per layer, median Δs = {[round(float(x), 1) for x in ds.flatten(1).median(1).values]}, "
-        f"mean H = {[round(float(x), 2) for x in h.flatten(1).mean(1)]}"
-    )
+    median_ds = [round(float(x), 1) for x in ds.flatten(1).median(1).values]
+    mean_h = [round(float(x), 2) for x in h.flatten(1).mean(1)]
+    print(f"{name:9s}: per layer, median Δs = {median_ds}, mean H = {mean_h}")
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
@@ -1075,10 +1077,9 @@ examples = {
 for name, example in examples.items():
     H = ch03.entropy_curve(example, temps)  # (601,)
     limit = float(ch03.zero_temperature_entropy(example))
-    print(
-        f"{name:15s}: H(T = 0.001) = {H[0]:.4f} -> log m = {limit:.4f};  H(T = 1000) = "
-        f"{H[-1]:.4f} -> log 5 = {math.log(5):.4f};  never decreases: {bool((H.diff() >= 0).all())}"
-    )
+    rising = bool((H.diff() >= 0).all())
+    print(f"{name:15s}: H(T = 0.001) = {H[0]:.4f}, log m = {limit:.4f};  never decreases: {rising}")
+    print(f"{'':15s}  H(T = 1000)  = {H[-1]:.4f}, log 5 = {math.log(5):.4f}")
     assert abs(H[0] - limit) < 1e-6 and abs(H[-1] - math.log(5)) < 1e-5 and (H.diff() >= 0).all()
 
 # %% [markdown] slideshow={"slide_type": "skip"}
@@ -1126,11 +1127,11 @@ printed, repaired = (
     list(repaired_schedule(5.0, 0.2, 100)),
 )
 print(
-    f"as printed: {len(printed)} temperatures, the first {printed[0]:.4f} (not T_0 = 5), the last {printed[-1]:.4f}"
+    f"as printed: {len(printed)} temperatures, the first {printed[0]:.4f} (not T_0 = 5), ", end=""
 )
-print(
-    f"repaired  : {len(repaired)} temperatures, the first {repaired[0]:.4f}, the last {repaired[-1]:.4f}"
-)
+print(f"the last {printed[-1]:.4f}")
+print(f"repaired  : {len(repaired)} temperatures, the first {repaired[0]:.4f}, ", end="")
+print(f"the last {repaired[-1]:.4f}")
 schedule = ch03.cosine_temperature(torch.arange(101, dtype=torch.float64), 100, 5.0, 0.2)
 same = torch.allclose(schedule, torch.tensor(repaired, dtype=torch.float64))
 symmetric = torch.allclose(schedule + schedule.flip(0), torch.full_like(schedule, 5.2))
