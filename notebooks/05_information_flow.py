@@ -176,7 +176,8 @@ assert table["block"]["never"] == 256 - 4 * 16  # blocks never exchange informat
 # %% [markdown] slideshow={"slide_type": "-"}
 # - **bidirectional**: every pair after one layer; **causal**: the 136 pairs j ≤ i after one
 #   layer and *never* the other 120, however deep the stack — information flows only forward.
-#   For both dense masks, depth adds no reach at all.
+#   For both dense masks, depth adds no reach at all: in the opening's puzzle, one causal layer
+#   already lets the second 5 read the 9. Whatever the one-layer model lacks, it is not reach.
 # - **cross**: every query reads the 8 encoder positions in one layer; nothing flows back from the
 #   decoder half.
 # - **local** (window 2): the reach grows by 2 positions per layer, so covering 16 positions takes
@@ -215,6 +216,9 @@ assert R[:, :6].all() and torch.equal(R[:, 6:], causal_mask(4))
 # **forward** flow from earlier positions, **backward** flow from later ones, **self** flow. The
 # rows of a softmax sum to 1, so $F + B + S = T$, and $F/T$, $B/T$, $S/T$ are shares. A causal mask
 # makes $B = 0$ exactly; uniform bidirectional attention gives shares $(T-1)/2T$, $(T-1)/2T$, $1/T$.
+#
+# > **Glossary** · forward / backward flow 前向 / 后向信息流 · language model 语言模型 ·
+# > teacher forcing 教师强制 · encoder / decoder 编码器 / 解码器 · generation 生成
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 2 · Forward, backward and self flow
@@ -298,7 +302,7 @@ for seed in SEEDS:
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 x_ind, _ = ch05.induction_batch(500, torch.Generator().manual_seed(5))
-print(f"{'model':>22} | loss  | forced  generating | backward share | weight on t+1")
+print(f"{'model':>22} | loss  | forced  generating | backward L1, L2 | on t+1 L1, L2")
 lm = {}
 for (name, seed), model in decoders.items():
     with torch.no_grad():
@@ -314,8 +318,8 @@ for (name, seed), model in decoders.items():
     }
     print(
         f"{name + ', seed ' + str(seed):>22} | {scores['loss']:.3f} | {scores['forced']:6.3f}"
-        f" {scores['generating']:10.3f} | {backward[0]:6.3f} {backward[1]:6.3f}"
-        f"  | {next_token[0]:5.3f} {next_token[1]:5.3f}"
+        f" {scores['generating']:10.3f} | {backward[0]:7.3f} {backward[1]:6.3f}"
+        f"  | {next_token[0]:7.3f} {next_token[1]:5.3f}"
     )
 for seed in SEEDS:
     bi, ca = lm["bidirectional", seed], lm["causal", seed]
@@ -466,9 +470,8 @@ def my_two_layer_flow(first, second):
     ### BEGIN SOLUTION
     # every path is j -> k -> i for one middle k, and no two paths share an edge:
     # path k carries min(first[k, j], second[i, k]); the paths add up
-    return torch.minimum(first.unsqueeze(0), second.unsqueeze(-1)).sum(
-        dim=-2
-    )  # (i, k, j) -> (i, j)
+    paths = torch.minimum(first.unsqueeze(0), second.unsqueeze(-1))  # (i, k, j)
+    return paths.sum(dim=-2)  # (i, j)
     ### END SOLUTION
 
 
