@@ -560,7 +560,8 @@ plt.show()
 # Back to the opening. In one causal layer, the second *5* can read every earlier token,
 # including the *9* that followed its first copy (section 1: the dense causal mask reaches all it
 # ever will in one layer). Yet a one-layer model cannot find that *9*. Reading the right token
-# needs a **query** that matches it, and nothing in token *9*'s own vector says "I follow a 5".
+# needs a **query** that matches its key, and nothing in token *9*'s own vector says "I follow a
+# 5".
 #
 # > **⚠ The source says** (source 001, after Eq. 5.4.8), for "a two-layer case": position *n*
 # > attends to *m* and *m* to position 1, so position 1's information reaches *n* through *m*, "in
@@ -618,8 +619,9 @@ for seed in SEEDS:
 # **The two heads.** In the first eight tokens, the weight each query puts on its predecessor
 # *i* − 1 (a uniform causal head would put 0.25 there on average); at each pair's first token A,
 # the weight layer 2 puts on the token that followed A's earlier copy (B), and on that copy
-# itself (`ch05.relay_scores`). **Pass** (both seeds): previous-token weight ≥ 1.5 × the uniform
-# value; weight on B ≥ 0.5; on A's copy ≤ 0.2.
+# itself; and the weight of the two-step path A ← B ← A's copy, $A^{(2)}_{t,k+1}A^{(1)}_{k+1,k}$
+# (`ch05.relay_scores`). **Pass** (both seeds): previous-token weight ≥ 1.5 × the uniform value;
+# weight on B ≥ 0.5; on A's copy ≤ 0.2.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
@@ -628,7 +630,7 @@ for seed in SEEDS:
     print(
         f"seed {seed}: layer 1 on the previous token {s['previous_token'][0]:.2f} "
         f"(uniform {s['previous_token_uniform']:.2f}) | layer 2 on B {s['induction'][0]:.2f}, "
-        f"on A's copy {s['same_token'][0]:.2f} | two-step path A2[t, k+1] A1[k+1, k] {s['two_hop']:.2f}"
+        f"on A's copy {s['same_token'][0]:.2f} | two-step path {s['two_hop']:.2f}"
     )
     assert s["previous_token"][0] >= 1.5 * s["previous_token_uniform"]
     assert s["induction"][0] >= 0.5 and s["same_token"][0] <= 0.2
