@@ -180,9 +180,10 @@ assert table["block"]["never"] == 256 - 4 * 16  # blocks never exchange informat
 #   already lets the second 5 read the 9. Whatever the one-layer model lacks, it is not reach.
 # - **cross**: every query reads the 8 encoder positions in one layer; nothing flows back from the
 #   decoder half.
-# - **local** (window 2): the reach grows by 2 positions per layer, so covering 16 positions takes
-#   ⌈15/2⌉ = 8 layers; **strided**: its causal triangle is complete after 2 layers with about 5
-#   keys per query instead of 8.5; **block**: nothing ever crosses a block boundary.
+# - **local** (window 2): the reach grows by 2 positions to each side per layer, so the two ends,
+#   15 apart, are connected after ⌈15/2⌉ = 8 layers; **strided**: its causal triangle is complete
+#   after 2 layers with about 5 keys per query instead of 8.5; **block**: nothing ever crosses a
+#   block boundary.
 #
 # In a real encoder–decoder every decoder layer's cross-attention reads the encoder's *final*
 # states (Vaswani et al. 2017). Which inputs can the outputs of a one-layer decoder of 4 positions
