@@ -34,9 +34,10 @@
 # - reproduce Press et al.'s "train short, test long" effect on a CPU, and say what it does not
 #   show.
 #
-# **Prerequisites**: chapter 01 (scaled dot-product attention, masks, softmax); chapter 04 for the
-# idea of an information path; complex numbers e^{iθ} = cos θ + i sin θ and 2 × 2 rotation
-# matrices; mutual information in bits (chapter 01's appendix defines it).
+# **Prerequisites**: chapter 01 (scaled dot-product attention, masks, softmax); chapter 04
+# (gradient paths) helps with section 5 and the appendix; complex numbers,
+# $e^{i\theta} = \cos\theta + i\sin\theta$, and 2 × 2 rotation matrices; mutual information in
+# bits (chapter 01's appendix defines it).
 #
 # **Time**: main path about 80 min, appendix about 20 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
@@ -205,11 +206,11 @@ print("PE(0)[:4] =", pe[0, :4].tolist(), "  PE(1)[:2] =", [round(v, 4) for v in 
 # Write `my_shift_matrix(offset, dim, base)`: the (dim, dim) float64 matrix R_k (k = `offset`,
 # any integer, negative too) with PE(p + k) = R_k PE(p) for every position p, where
 # PE(p)[2i] = sin(p θ_i), PE(p)[2i + 1] = cos(p θ_i), θ_i = base^(−2i/dim). Features 2i and 2i + 1
-# form pair i. **Compute θ in float64** (`torch.arange(0, dim, 2, dtype=torch.float64)`; the
-# default float32 rounds θ by about 1e-7 of its size, and the check, which compares float64
-# answers to float64 precision, names that as "float32 angles"). Loops, `torch.block_diag` or
-# NumPy are all fine; do not call the package's `sinusoidal_shift_matrix`. You may check your
-# answer against `sinusoid` above.
+# form pair i. **Compute θ in float64** (`torch.arange(0, dim, 2, dtype=torch.float64)`): the
+# default float32 rounds θ by about 1e-7 of its size, far more than a float64 answer may be off,
+# and the check names that mistake ("the angles carry float32 round-off"). Loops,
+# `torch.block_diag` or NumPy are all fine; do not call the package's `sinusoidal_shift_matrix`.
+# You may check your answer against `sinusoid` above.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch07_shift_matrix", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -315,7 +316,7 @@ except ValueError as error:
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Rotate instead of add: rotary embeddings
 #
-# An added encoding puts position into the score only through cross terms: with
+# An added encoding enters the score tangled with the content: with
 # $x_p + PE_p$ and $x_q + PE_q$, the score $(x_p + PE_p)^\top W (x_q + PE_q)$ mixes content with
 # content, content with position and position with position, and the model must learn to pull
 # the offset out. **RoPE** (Su et al. 2021) makes the offset the *only* way position enters. It
@@ -343,8 +344,9 @@ except ValueError as error:
 # y_2i = x_2i cos − x_2i+1 sin, y_2i+1 = x_2i sin + x_2i+1 cos. Pair neighbouring features, as
 # RoFormer does (not x_i with x_(i+d/2)). Same shape and **dtype** as x. **Compute θ and the angles
 # in float64**, then cast cos and sin to x's dtype: float32 angles are off by about 1e-7 of their
-# size, and the check names that as "float32 angles" on float64 inputs. Complex numbers, matrices
-# or slicing are all fine; do not call the package's `RotaryEmbedding`.
+# size, and on float64 inputs the check names that mistake ("the angles carry float32
+# round-off"). Complex numbers, matrices or slicing are all fine; do not call the package's
+# `RotaryEmbedding`.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch07_rope", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -415,9 +417,9 @@ print("norms kept:", abs(float(rotated(q, 1234).norm() - q.norm())) < 1e-12)
 #   steps from r = 0 to 256 (the cell counts them);
 # - for unrelated q and k the expected score is 0 at every distance — nothing to decay;
 # - the score of a vector with **itself** is $q^\top R_r q = \sum_i |\tilde q_i|^2 \cos r\theta_i$.
-#   It equals the sinusoidal curve Σ_i cos rθ_i of section 2 (times |q̃_i|²) only when **every pair
-#   has the same norm**; for a random q, the pairs' weights |q̃_i|² differ and so does the curve
-#   (the cell compares both). Its average over q ~ N(0, I) is 2 Σ_i cos rθ_i.
+#   It is proportional to section 2's curve Σ_i cos rθ_i only when **every pair has the same
+#   norm**; for a random q the weights |q̃_i|² differ, and so does the curve (the cell compares
+#   both). Its average over q ~ N(0, I) is 2 Σ_i cos rθ_i.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -468,7 +470,7 @@ plt.show()
 # with slopes $m_h = 2^{-8h/H}$, h = 1 … H (1/2, 1/4, …, 1/256 for H = 8). For a head count that is
 # not a power of two, the paper takes the n slopes of the largest power of two n below H and
 # **appends** every other slope of 2n heads. For keys of equal content the weights are exactly
-# ∝ e^{−m_h (i − j)}: a recency prior, a different width in each head, the same at every length.
+# ∝ $e^{-m_h (i - j)}$: a recency prior, a different width in each head, the same at every length.
 #
 # > **Glossary** · attention with linear biases (ALiBi) 线性偏置注意力 · slope 斜率 · recency
 # > prior 近因先验 · underflow 下溢 · single precision (float32) 单精度浮点数
@@ -526,7 +528,7 @@ ex.check_alibi_weights(my_alibi_weights, seed=73)
 # %% [markdown] slideshow={"slide_type": "-"}
 # The course's version: `alibi_bias` passed to the package's `softmax` with a causal mask. With
 # equal contents (all scores 0) only the bias decides; in the running example, the key three
-# positions back gets e^{−3m} of the weight of the query's own position. And in float32 the weight
+# positions back gets $e^{-3m}$ of the weight of the query's own position. And in float32 the weight
 # of a far key does not just get small: it becomes **exactly 0**.
 
 # %% slideshow={"slide_type": "-"}
@@ -545,8 +547,8 @@ print("float32, m = 1/2, 400 keys: every key at distance >= 210 gets weight exac
 assert bool((w_far[distance >= 210] == 0).all()) and bool((w_far[distance <= 170] > 0).all())
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The weight e^{−d/2}/Z, with Z = Σ_j e^{−j/2} ≈ 2.54, falls below float32's smallest normal
-# number 2^{−126} from d = 173 and below its smallest subnormal from d = 206; this notebook flushes
+# The weight $e^{-d/2}/Z$, with $Z = \sum_j e^{-j/2} \approx 2.54$, falls below float32's smallest normal
+# number $2^{-126}$ from d = 173 and below its smallest subnormal from d = 206; this notebook flushes
 # subnormals to zero, so its zeros start at d = 173 (the margins 170 and 210 hold either way).
 # Beyond that distance the steepest head reads **nothing** of a key.
 #
@@ -665,10 +667,10 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # > **⚠ The source says** the transfer efficiency decays exponentially with distance,
-# > η_ij ≈ exp(−d/λ) with an "attention decay length" λ (Thm. 14.3.12, Eq. 14.3.38), as if that were
-# > a property of attention. In fact it is a property of the **positional bias**. With ALiBi, ln η
+# > η_ij ≈ exp(−d/λ), λ "the attention decay length" (Thm. 14.3.12, Eq. 14.3.38), with no condition.
+# > For attention, in fact, the decay is a property of the **positional encoding**. With ALiBi, ln η
 # > falls on a straight line of slope −2m (−1.000 for m = 1/2, −0.25 for m = 1/8): λ = 1/(2m), the
-# > weight decays like e^{−md} and the information like its square. Without positions η is the
+# > weight decays like $e^{-md}$ and the information like its square. Without positions η is the
 # > **same at every distance**. Sinusoidal positions give a fast drop near d = 0, then a floor that
 # > oscillates — η *rises* again at several distances — because their scores are bounded sums of
 # > cosines. Content-based attention has no decay built in at all (chapter 04).
@@ -773,8 +775,8 @@ plt.show()
 # 2. learned, move p: the curve changes with p; past p = 7 there is no row at all.
 # 3. RoPE, plane 0 against plane 20 at p = 63: the fast plane has gone round ten times, the slow
 #    one has barely moved — near positions are told apart by fast planes, far ones by slow planes.
-# 4. ALiBi at p = 63: the steepest head has all but forgotten key 0 (e^{−31.5}), the shallowest
-#    still weighs it by e^{−0.25}.
+# 4. ALiBi at p = 63: the steepest head has all but forgotten key 0 ($e^{-31.5}$), the shallowest
+#    still weighs it by $e^{-0.25}$.
 
 # %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
@@ -797,7 +799,7 @@ ch07.encoding_widget(encoding="sinusoidal", dim=64, position=10, learned_table=l
 #   beyond its length.
 # - **RoPE** rotates q and k: ⟨R_m q, R_n k⟩ = ⟨q, R_{n−m} k⟩ exactly. Su et al.'s long-distance
 #   decay is a bound that falls as a trend; qᵀR_r q = Σ_i |q̃_i|² cos rθ_i.
-# - **ALiBi** subtracts m_h (i − j): equal-content weights ∝ e^{−m d}, and in float32 exactly 0
+# - **ALiBi** subtracts m_h (i − j): equal-content weights ∝ $e^{-m d}$, and in float32 exactly 0
 #   for far keys.
 # - Information fades with distance only if a positional bias makes it: exponentially with ALiBi
 #   (λ = 1/(2m)), not at all without positions (only dilution with n), boundedly with sinusoids.
@@ -825,7 +827,7 @@ ch07.encoding_widget(encoding="sinusoidal", dim=64, position=10, learned_table=l
 #    with sines only PE(0) = 0, which no linear map sends to PE(k) ≠ 0.
 # 3. Equal: both are ⟨q, R_{−3} k⟩, the offset is the same. At (2, 5) the offset is +3, so the score
 #    is ⟨q, R_3 k⟩, in general a different number (the same, for instance, when q = k).
-# 4. Proportional to e^0, e^{−1/4}, e^{−1/2}, e^{−3/4}; divided by their sum ≈ 2.858, about
+# 4. Proportional to $e^0$, $e^{-1/4}$, $e^{-1/2}$, $e^{-3/4}$; divided by their sum ≈ 2.858, about
 #    0.350, 0.273, 0.212, 0.165.
 # 5. No: each key gets weight 1/n, and η ≈ (V − 1)/(2 n² ln 2 · log₂ V) falls with n — dilution,
 #    the same for near and far keys.
