@@ -821,16 +821,16 @@ ch07.encoding_widget(encoding="sinusoidal", dim=64, position=10, learned_table=l
 #
 # <details><summary>Answers</summary>
 #
-# 1. ln 2 per sequence. The two members of a pair get identical logits, so with probability q of
-#    "sorted" the pair costs −ln q − ln(1 − q) ≥ 2 ln 2, equality at q = ½.
+# 1. ln 2, as a mean over the sequences. The two members of a pair get identical logits, so with
+#    probability q of "sorted" the pair costs −ln q − ln(1 − q) ≥ 2 ln 2, equality at q = ½.
 # 2. A shift must be a linear map: sin((p + k)θ) = sin pθ cos kθ + cos pθ sin kθ needs cos pθ, and
 #    with sines only PE(0) = 0, which no linear map sends to PE(k) ≠ 0.
 # 3. Equal: both are ⟨q, R_{−3} k⟩, the offset is the same. At (2, 5) the offset is +3, so the score
 #    is ⟨q, R_3 k⟩, in general a different number (the same, for instance, when q = k).
 # 4. Proportional to $e^0$, $e^{-1/4}$, $e^{-1/2}$, $e^{-3/4}$; divided by their sum ≈ 2.858, about
 #    0.350, 0.273, 0.212, 0.165.
-# 5. No: each key gets weight 1/n, and η ≈ (V − 1)/(2 n² ln 2 · log₂ V) falls with n — dilution,
-#    the same for near and far keys.
+# 5. No: each key gets weight 1/n, so η falls as n grows — for large n like 1/n², since
+#    I ≈ (V − 1)/(2 n² ln 2) bits. That is dilution, the same for near and far keys.
 # </details>
 #
 # **Next — chapter 08, residual, highway and normalization**: what keeps the signal (and the
