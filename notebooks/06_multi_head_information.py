@@ -159,7 +159,7 @@ assert bound - 1e-9 <= err_one < 0.7
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_head_terms", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_head_terms(z, W_O):
-    """z (B, H, T, d_h), W_O (d, d) -> (B, H, T, d): z_h @ (W_O[:, h*d_h:(h+1)*d_h])^T."""
+    """z (B, H, T, d_h), W_O (d, d) -> (B, H, T, d): each head's term of concat(z) @ W_O.T."""
     ### BEGIN SOLUTION
     B, H, T, d_h = z.shape
     blocks = W_O.reshape(W_O.shape[0], H, d_h)  # (d, H, d_h): column block h belongs to head h
@@ -230,9 +230,9 @@ assert torch.allclose(out_off, out - terms[:, 1], atol=1e-12, rtol=0)
 # **Difficulty** ●●○ · **Time** 10 min · **Points** 2 · **Practises** which scores give the same
 # softmax, rank by singular values
 #
-# Write `my_pattern_head_size(P)`: P (n, n) float64, every entry positive and every row summing to
-# 1. Return, as an `int`, the smallest $d_k$ for which some queries and keys with $d_k$ columns give
-# $\mathrm{softmax}(QK^\top/\sqrt{d_k}) = P$ exactly. The uniform pattern (every weight 1/n) needs
+# Write `my_pattern_head_size(P)`: P (n, n) float64, every entry positive and every row summing
+# to one. Return, as an `int`, the smallest $d_k$ for which some queries and keys with $d_k$
+# columns give $\mathrm{softmax}(QK^\top/\sqrt{d_k}) = P$ exactly. The uniform pattern (every weight 1/n) needs
 # no query or key at all — any head whose scores are all equal produces it — and counts as
 # $d_k = 0$ (the formula's $\sqrt{d_k}$ is undefined there; 0 is the convention). Count singular
 # values below 1e-9 · max(1, the largest singular value) as 0. `torch.linalg` and numpy are fine.
@@ -520,8 +520,8 @@ for order in (["Z1", "Z2", "Z3"], ["Z3", "Z1", "Z2"]):
 #   the others, $I(Z_h; Y \mid Z_{-h})$ of section 4: a network may read one of two copies of a
 #   head, so removing that copy hurts although the other copy holds the same information, and
 #   measuring information would need a decoder refitted without the head (appendix A.5 shows
-#   both on an exact toy). For pruning a trained network without retraining, reliance is what
-#   counts.
+#   the difference on an exact toy). For pruning a trained network without retraining, reliance
+#   is what counts.
 # - **Michel et al.'s importance** (Michel, Levy & Neubig 2019, "Are Sixteen Heads Really Better
 #   than One?"): $I_h = \mathbb{E}_x \left|\partial L(x)/\partial \xi_h\right|$ at $\xi = 1$, a
 #   first-order estimate of the loss change when the gate goes from 1 to 0, for every head from one
@@ -569,6 +569,14 @@ engine = importlib.reload(engine)  # fresh copies: a patched check does not coun
 ex = importlib.reload(ex)
 ex.check_head_importance(my_head_importance, seed=65)
 ### END HIDDEN TESTS
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Ablation is as simple as it sounds — one evaluation of the model per head, with a mask that
+# removes that head alone:
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+print(inspect.getsource(ch06.ablation_scores))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **The reproduction.** Task: sort 8 tokens from a vocabulary of 8 (`ch06.sort_batch`). Model
@@ -773,8 +781,8 @@ assert abs(float(overlap(after_div)) - float(overlap(same_start))) < 0.02
 #    itself. Can a head of size 4 produce it exactly?
 # 4. Removing head A alone raises the loss a lot, yet another head B carries the same information.
 #    Does that contradict anything? Why can Michel et al.'s order still prune well?
-# 5. Four heads have exactly the same entropy. Does the printed diversity loss say they are
-#    different or the same? What does the overlap loss add?
+# 5. Four heads have exactly the same entropy. What is the printed diversity loss, and can it
+#    tell four copies of one head from four heads that read different keys? Can the overlap loss?
 #
 # <details><summary>Answers</summary>
 #
@@ -787,8 +795,8 @@ assert abs(float(overlap(after_div)) - float(overlap(same_start))) < 0.02
 # 4. No: ablation measures the network's reliance on A with the other weights fixed, not the
 #    information A adds given B (which is 0). For pruning without retraining, reliance is what
 #    matters, and Michel's gradient score is a first-order estimate of it.
-# 5. It scores them 0, "not diverse" in its own terms — whether they are copies or read
-#    different keys. The overlap loss tells the two apart: 1 for identical one-hot heads, 0 for
+# 5. 0, in both cases: it sees only the entropies, so copies and heads reading different keys
+#    look the same to it. The overlap loss tells them apart: 1 for identical one-hot heads, 0 for
 #    heads with no key in common.
 # </details>
 #
@@ -891,8 +899,8 @@ assert abs(toy["split: Y = (x1, x2)"]["comp"]) < 1e-9
 #
 # **Claim check — Cor. 14.3.4, Eq. (14.3.25) ✗.** The subtracted term has no Y in it. XOR: the
 # heads are independent, the formula gives 0, the truth is 1 bit. For **two** heads with the pair
-# counted once it is a valid **lower bound**: $I(Z_1, Z_2; Y) = I(Z_1; Y) + I(Z_2; Y) - I(Z_1; Z_2)
-# + I(Z_1; Z_2 \mid Y) \ge \ldots - I(Z_1; Z_2)$. For three heads even that fails (last row: 3 > 2
+# counted once it is a valid **lower bound**: $I(Z_1, Z_2; Y) = I(Z_1; Y) + I(Z_2; Y) -
+# I(Z_1; Z_2) + I(Z_1; Z_2 \mid Y) \ge \ldots - I(Z_1; Z_2)$. For three heads even that fails (last row: 3 > 2
 # bits); the correct bound subtracts the total correlation $\sum_h H(Z_h) - H(Z)$.
 #
 # **Claim check — Def. 14.3.11, Eq. (14.3.26) ✓** as a definition: by the chain rule the
