@@ -68,11 +68,15 @@ def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style
         f"attncourse/notebooks/{c.name}" for c in CHAPTERS
     ]
     assert "attncourse/weights/ch02_seq2seq.pt" in names
+    assert "attncourse/constraints.txt" in names  # chapter 00's environment check reads it
     slides = "attncourse/classroom/slides/"  # attncourse present's offline settings and styles
     static = slides + "voila/templates/attncourse-reveal/static/"
     for name in ("dist/reveal.css", "dist/theme/white.css", "dist/theme/attncourse.css"):
         assert static + name in names, f"{static + name} is not in the wheel"
     assert slides + "voila.json" in names
+    lab = "attncourse/classroom/lab/"  # attncourse start's JupyterLab settings
+    for name in ("course/labconfig/page_config.json", "learner/jupyter_server_config.json"):
+        assert lab + name in names, f"{lab + name} is not in the wheel"
 
 
 def _in_empty_folder(installed, *command):
