@@ -69,7 +69,7 @@ def checksum(cell) -> str:
     return m.hexdigest()
 
 
-def _region(cell, delimiters, stub: list[str] | None, what: str) -> bool:
+def remove_region(cell, delimiters, stub: list[str] | None, what: str) -> bool:
     """Remove the regions between ``delimiters`` from the cell's source (put ``stub``, indented
     as the first delimiter, in their place); whether there was one."""
     begin, end = delimiters
@@ -93,6 +93,15 @@ def _region(cell, delimiters, stub: list[str] | None, what: str) -> bool:
     return found
 
 
+_MARKER = re.compile(r"^[ \t]*#[ \t]*NBVAL_[A-Z_]+[ \t]*(\n|$)", re.M)
+
+
+def without_markers(source: str) -> str:
+    """``source`` without the lines that only tell nbval what to compare (``# NBVAL_CHECK_OUTPUT``,
+    ``# NBVAL_IGNORE_OUTPUT``, ...): what the site and the slides show of a code cell."""
+    return _MARKER.sub("", source)
+
+
 def _lock(cell) -> None:
     if is_solution(cell):
         cell.metadata["deletable"] = False
@@ -101,13 +110,21 @@ def _lock(cell) -> None:
         cell.metadata["editable"] = False
 
 
-def _clear_solution(cell) -> None:
+def clear_solution(cell) -> None:
     stub = CODE_STUB if cell.cell_type == "code" else TEXT_STUB
-    replaced = _region(cell, SOLUTION, stub.split("\n"), "solution")
+    replaced = remove_region(cell, SOLUTION, stub.split("\n"), "solution")
     if replaced and not is_solution(cell):
         raise RuntimeError("a solution region in a cell that is not a solution cell")
     if is_solution(cell) and not replaced:
         cell.source = stub
+
+
+def clear_hidden(cell) -> None:
+    """Remove the hidden tests and the mark scheme from ``cell``."""
+    if remove_region(cell, HIDDEN_TESTS, None, "hidden tests") and not is_grade(cell):
+        raise RuntimeError("a hidden test region in a cell that is not a graded cell")
+    if remove_region(cell, MARK_SCHEME, None, "mark scheme") and not is_task(cell):
+        raise RuntimeError("a mark scheme region in a cell that is not a task cell")
 
 
 def _checksums(cells) -> None:
@@ -127,7 +144,7 @@ def student_notebook(nb):
         raise RuntimeError(f"a {language} notebook: the course's student copies are Python")
     for cell in nb.cells:
         _lock(cell)
-        _clear_solution(cell)
+        clear_solution(cell)
     for cell in nb.cells:  # nbconvert's ClearOutputPreprocessor
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -135,10 +152,7 @@ def student_notebook(nb):
                 cell.metadata.pop(name, None)
     _checksums(nb.cells)
     for cell in nb.cells:
-        if _region(cell, HIDDEN_TESTS, None, "hidden tests") and not is_grade(cell):
-            raise RuntimeError("a hidden test region in a cell that is not a graded cell")
-        if _region(cell, MARK_SCHEME, None, "mark scheme") and not is_task(cell):
-            raise RuntimeError("a mark scheme region in a cell that is not a task cell")
+        clear_hidden(cell)
     _checksums(nb.cells)
     nb.metadata.pop("celltoolbar", None)
     return nb
