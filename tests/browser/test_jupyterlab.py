@@ -1,6 +1,7 @@
 """Every chapter in JupyterLab, as a learner opens it: a fresh workspace made by ``attncourse
-start``, the chapter's cells run up to its first exercise, then the chapter's widget moved with the
-keyboard; its image must change each time, within 60 ms (median) of the key press.
+start``, the chapter's code cells run up to its widget (its exercises left blank, their check cells
+not run: the chapter runs with blank answers), then the widget moved with the keyboard; its image
+must change each time, within 60 ms (median) of the key press.
 """
 
 import importlib.util
@@ -18,15 +19,14 @@ _spec.loader.exec_module(slides)
 RUN_TIMEOUT_MS = 240_000  # a chapter runs in at most 60 s on 2 quiet cores: room for a busy machine
 
 
-def first_exercise(nb) -> int:
-    """Index of the first cell of the graded exercises (their heading, or the first nbgrader
-    cell).
-    """
-    for index, cell in enumerate(nb.cells):
-        exercises = cell.cell_type == "markdown" and slides._EXERCISES.search(cell.source)
-        if exercises or slides.is_nbgrader(cell):
-            return index
-    return len(nb.cells)
+def cells_to_run(nb, widget: int) -> list[int]:
+    """The code cells up to and including the widget's, less the graded check cells."""
+    return [
+        index
+        for index, cell in enumerate(nb.cells[: widget + 1])
+        if cell.cell_type == "code"
+        and not (slides.is_nbgrader(cell) and cell.metadata["nbgrader"].get("grade"))
+    ]
 
 
 def widget_cell(instructor) -> int:
@@ -39,10 +39,17 @@ def widget_cell(instructor) -> int:
 
 PANEL = "jupyterapp.shell.currentWidget"
 
-OPEN = """async (path) => { await jupyterapp.commands.execute('docmanager:open', {path}); }"""
+OPEN = """async (path) => {
+  await jupyterapp.restored;
+  await jupyterapp.commands.execute("docmanager:open", {path});
+}"""
 
-# the notebook ``path`` is the current tab, its kernel started and idle
+# the notebook ``path`` is the current tab (made current again if the landing page took the focus
+# while it opened), its kernel started and idle
 KERNEL_READY = f"""(path) => {{
+  const open = Array.from(jupyterapp.shell.widgets('main')).find(
+    p => p.context && p.context.path === path);
+  if (open && {PANEL} !== open) jupyterapp.shell.activateById(open.id);
   const panel = {PANEL};
   const kernel = panel && panel.context && panel.context.path === path && panel.sessionContext
     && panel.sessionContext.session && panel.sessionContext.session.kernel;
@@ -60,31 +67,30 @@ CLOSE = """async (path) => {
   }
 }"""
 
-RUN_ABOVE = f"""async (stop) => {{
+RUN_CELLS = f"""async (indices) => {{
   const panel = {PANEL};
-  panel.content.activeCellIndex = stop;
-  await jupyterapp.commands.execute('notebook:run-all-above');
+  for (const index of indices) {{
+    panel.content.activeCellIndex = index;
+    await jupyterapp.commands.execute('notebook:run-cell');
+  }}
 }}"""
 
-# all code cells above ``stop`` have run and the kernel is idle again
-RAN_ABOVE = f"""(stop) => {{
+# every cell of ``indices`` has run and the kernel is idle again
+RAN_CELLS = f"""(indices) => {{
   const panel = {PANEL};
-  for (let i = 0; i < stop; i++) {{
-    const cell = panel.content.widgets[i].model;
-    if (cell.type === 'code' && cell.executionCount === null) return false;
-  }}
+  for (const index of indices)
+    if (panel.content.widgets[index].model.executionCount === null) return false;
   return panel.sessionContext.session.kernel.status === 'idle';
 }}"""
 
-ERRORS_ABOVE = f"""(stop) => {{
+ERRORS_IN = f"""(indices) => {{
   const panel = {PANEL}, errors = [];
-  for (let i = 0; i < stop; i++) {{
-    const cell = panel.content.widgets[i].model;
-    if (cell.type !== 'code') continue;
+  for (const index of indices) {{
+    const cell = panel.content.widgets[index].model;
     for (let j = 0; j < cell.outputs.length; j++) {{
       const out = cell.outputs.get(j).toJSON();
       if (out.output_type === 'error')
-        errors.push(`cell ${{i + 1}}: ${{out.ename}}: ${{out.evalue}}`);
+        errors.push(`cell ${{index + 1}}: ${{out.ename}}: ${{out.evalue}}`);
     }}
   }}
   return errors;
@@ -135,19 +141,18 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
     _, _, workspace, page = lab_page
     copy = workspace / chapter.name
     assert copy.is_file(), f"attncourse start did not put {chapter.name} into the workspace"
-    stop = first_exercise(nbformat.read(copy, as_version=4))
     widget = widget_cell(nbformat.read(chapter, as_version=4))
-    assert widget < stop, f"the widget (cell {widget + 1}) comes after the first exercise"
+    run = cells_to_run(nbformat.read(copy, as_version=4), widget)
 
     start = time.monotonic()
     try:
         page.evaluate(OPEN, chapter.name)
         page.wait_for_function(KERNEL_READY, arg=chapter.name, timeout=120_000, polling=200)
         opened = time.monotonic()
-        page.evaluate(RUN_ABOVE, stop)
-        page.wait_for_function(RAN_ABOVE, arg=stop, timeout=RUN_TIMEOUT_MS, polling=250)
+        page.evaluate(RUN_CELLS, run)
+        page.wait_for_function(RAN_CELLS, arg=run, timeout=RUN_TIMEOUT_MS, polling=250)
         ran = time.monotonic()
-        errors = page.evaluate(ERRORS_ABOVE, stop)
+        errors = page.evaluate(ERRORS_IN, run)
         assert not errors, f"{chapter.name}: cells raised: {errors}"
 
         page.evaluate(MARK_CELL, widget)
