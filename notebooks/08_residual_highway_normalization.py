@@ -86,7 +86,7 @@ warnings.filterwarnings("ignore", message="Converting a tensor with requires_gra
 # different inputs — 1 means that, at layer l, every input looks the same.
 #
 # > **Glossary** · plain network 普通网络 · He initialisation He 初始化 · activation 激活值 ·
-# > gradient norm 梯度范数 · cosine similarity 余弦相似度 · vanishing gradient 梯度消失
+# > gradient norm 梯度范数 · cosine similarity 余弦相似度
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
@@ -132,7 +132,7 @@ plt.show()
 # layer's weights, while the branch's Jacobian $J_l = \partial\mathcal{F}_l/\partial\mathbf{x}_l$ adds a correction.
 #
 # > **Glossary** · residual connection 残差连接 · residual function 残差函数 · identity mapping 恒等映射 ·
-# > shortcut 快捷路径 · Jacobian 雅可比矩阵 · chain rule 链式法则 · exploding gradient 梯度爆炸
+# > Jacobian 雅可比矩阵 · chain rule 链式法则 · vanishing gradient 梯度消失 · exploding gradient 梯度爆炸
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 1 · The gradient through a residual stack
@@ -175,12 +175,11 @@ ex.check_residual_gradient(my_residual_gradient, seed=26)
 ### END HIDDEN TESTS
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Now feed it a real stack. In the running example's residual layer the branch is
-# $\mathcal{F}_l(h) = \mathrm{ReLU}(h)W_l + b_l$, so its Jacobian is $J_l[i, j] = W_l[j, i]\,\mathbb{1}[h_{l,j} > 0]$. Below, the
-# Jacobians of a 50-block residual stack at one input go through the course's
-# `ch08.residual_gradient` (your function gives the same rows once its check passes), and the
-# result is compared with autograd's back-propagation through the same stack. The branches are
-# He-initialised as in section 1, once at full scale and once multiplied by $1/\sqrt{L}$.
+# Now feed it a real stack. The running example's residual branch is
+# $\mathcal{F}_l(h) = \mathrm{ReLU}(h)W_l + b_l$, with Jacobian $J_l[i, j] = W_l[j, i]\,\mathbb{1}[h_{l,j} > 0]$. Below, a 50-block
+# stack's Jacobians at one input go through the course's `ch08.residual_gradient` (your function
+# gives the same rows once its check passes), compared with autograd. The branches are
+# He-initialised, once at full scale and once multiplied by $1/\sqrt{L}$.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -251,10 +250,11 @@ def tiny(v, floor=1e-12):
     return f"< {floor:.0e}" if v < floor else f"{v:.2g}"
 
 
+attention = {}  # (residual, s) -> the stack's statistics
 print(f"{'12 attention layers':22s} {'|dL/dx_0| / |dL/dx_12|':>23} {'token spread in -> out':>23}")
 for s_branch in (1.0, 0.01):
     for residual in (True, False):
-        a = ch08.attention_stack(residual, s_branch)
+        a = attention[residual, s_branch] = ch08.attention_stack(residual, s_branch)
         name = f"{'x + s A(x)' if residual else 's A(x)'}, s = {s_branch:g}"
         print(
             f"{name:22s} {tiny(a.gradient_ratio):>23} {a.spread_in:12.2f} -> {tiny(a.spread_out):>7}"
@@ -266,8 +266,7 @@ for s_branch in (1.0, 0.01):
 # both survive even at s = 0.01.
 #
 # **Takeaway.** x + F(x) gives the gradient an identity path and the input a way to the top;
-# it keeps the gradient from vanishing only if the branches start small, and it cannot stop them
-# from blowing it up.
+# it keeps the gradient from vanishing, but only small branches keep it from exploding.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3. Gates: the highway layer
@@ -421,9 +420,10 @@ for bias in (-10.0, -6.0, -4.0, -3.0, -2.0, 0.0, 2.0):
 assert smallest[-4.0] > 10 * max(smallest[-10.0], smallest[0.0], smallest[2.0])
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Gate biases of −10 … −6 pass the gradient through all 50 layers and keep the inputs apart,
-# but their layers barely learn. Gates in the middle (−2 … 0) make the stack a plain one again:
-# the cosine goes to 1 and the gradient through it falls by 10²–10⁴.
+# Gate biases of −10 … −6 pass the gradient through all 50 layers and keep the inputs apart, but
+# at −10 a layer's own gradient is about seventy times smaller than at −4: the layers barely
+# learn. Gates in the middle (−2 … 0) make the stack a plain one again: the cosine goes to 1 and
+# the gradient through it falls by a factor of about 70 (bias −2) to 20,000 (bias 0).
 #
 # > **⚠ The source says** gradients flow as long as the gate is not near 0 or 1. Both ends fail,
 # > for different gradients: T ≈ 1 blocks the gradient *through* depth, T ≈ 0 blocks each
@@ -446,12 +446,13 @@ assert smallest[-4.0] > 10 * max(smallest[-10.0], smallest[0.0], smallest[2.0])
 # \hat{x}_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \epsilon}}, \quad y_i = \gamma_i\,\hat{x}_i + \beta_i \qquad (5.3.7)$$
 #
 # The variance is the *biased* one (divided by d), ε (about 10⁻⁵) keeps a constant row finite,
-# and the learnable γ and β (one number per feature, initialised to 1 and 0) let the layer undo
-# the normalization where that helps.
+# and the learnable affine parameters γ and β (one number per feature, initialised to 1 and 0)
+# let the layer undo the normalization where that helps.
 #
 # > **Glossary** · layer normalization 层归一化 · RMS normalization 均方根归一化 ·
 # > batch normalization 批归一化 · biased variance 有偏方差 · affine parameters γ, β 仿射参数 ·
-# > running statistics 滑动统计量 · training / evaluation mode 训练 / 推理模式
+# > running statistics 滑动统计量 · training / evaluation mode 训练 / 推理模式 · invariance 不变性 ·
+# > orthogonal projection 正交投影
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 4 · LayerNorm from scratch
@@ -579,12 +580,11 @@ ex.check_batch_norm_train(my_batch_norm_train, seed=23)
 ### END HIDDEN TESTS
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# **A batch of one.** LayerNorm and RMSNorm normalise each token by itself, so they compute the
-# same function for one sample as inside any batch, in training and in evaluation. BatchNorm in
-# training has nothing to normalise a single vector against (each channel's one value *is* its
-# mean), so it refuses; in evaluation it uses running averages of the training statistics
-# instead — a different function from the one it trained with. (The course's norms from
-# `attncourse.norms` from here on.)
+# **A batch of one.** LayerNorm and RMSNorm normalise each token by itself: the same function for
+# one sample as inside any batch, in training and in evaluation. BatchNorm in training has
+# nothing to normalise a single vector against (each channel's one value *is* its mean), so it
+# refuses; in evaluation it uses running averages of the training statistics — a different
+# function from the one it trained with. (The course's `attncourse.norms` from here on.)
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -845,7 +845,7 @@ plt.show()
 #    training normalises each channel over the batch; with one vector each channel's single value
 #    is its own mean, so x − μ = 0 (PyTorch and the course's BatchNorm refuse it).
 # 5. For every a > 0: exactly at ε = 0, approximately when a²·mean(x²) ≫ ε. A negative a flips
-#    the sign, RMSNorm(a·x) = −RMSNorm(x), and a = 0 gives 0.
+#    the sign, RMSNorm(a·x) = −RMSNorm(x); a = 0 gives 0 (for ε > 0; at ε = 0 it is 0/0).
 # </details>
 #
 # **Next — chapter 09, Pre-LN vs Post-LN stability**: where the LayerNorm goes in a Transformer
@@ -915,17 +915,14 @@ print(f"draws where the gradient shrank (ratio < 1): {float((ratio < 1).double()
 # full size and the tokens stay as distinct as they came in, for s = 1 and s = 0.01 alike. Without
 # it the gradient vanishes — already at s = 1 — and the tokens collapse into one vector (Dong,
 # Cordonnier & Loukas 2021: pure attention loses rank doubly exponentially with depth; the skip
-# connection is what stops it). The asserts below hold the numbers of section 2 to that reading.
+# connection is what stops it). The asserts below hold section 2's numbers to that reading.
 # A branch that cancels its input can still remove the gradient: the identity path guarantees a
 # term of size 1, nothing more.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
 for s_branch in (1.0, 0.01):
-    with_residual, without = (
-        ch08.attention_stack(True, s_branch),
-        ch08.attention_stack(False, s_branch),
-    )
+    with_residual, without = attention[True, s_branch], attention[False, s_branch]
     assert 0.5 < with_residual.gradient_ratio < 2 and with_residual.spread_out > 0.5
     assert without.gradient_ratio < 1e-6 and without.spread_out < 1e-9
 print("with the residual: gradient ratio in (0.5, 2), spread > 0.5; without: < 1e-6 and < 1e-9")
