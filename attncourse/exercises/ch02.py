@@ -2,13 +2,15 @@
 ``attncourse.exercises.engine.Exercise``:
 
 * ``check_additive_scores``      — Bahdanau's e_j = v_aᵀ tanh(W_a s + U_a h_j)      (source 003)
-* ``check_local_m_weights``      — Luong's local-m alignment: softmax inside |j − t| ≤ D,
-                                   from scratch
+* ``check_local_m_weights``      — Luong's local-m alignment: softmax inside |j − t| ≤ D
+                                   (positions counted from 0), from scratch
 * ``check_mutual_information``   — I(X; Y) in bits from a joint table               (source 003)
 * ``check_bottleneck_bits``      — Σ_i Fano bound: bits a decoder must have received
 
 Each compares the learner's function with the course's reference on random and edge inputs and
 names the mistake when the output equals a known wrong variant. ``seed=`` gives fresh inputs.
+The two information checks allow an ε-guarded log, log(p + ε) with ε ≤ ``EPSILON`` (the
+exercise text says so): each allows for the most such a guard can change its answer.
 The answers are computed from plain tensor operations: a call into the course's package (its
 ``AdditiveAttention`` / ``LuongAttention``, its softmax, its information functions) is refused.
 """
@@ -51,6 +53,7 @@ _PACKAGE_INFORMATION = [
     _seq2seq.joint_table,
 ]
 _LN2 = math.log(2.0)
+EPSILON = 1e-12  # an ε-guarded log, log(p + ε), may use an ε up to this (the texts say so)
 
 
 randn = functools.partial(randn, dtype=torch.float64)  # this chapter's checks work in float64
@@ -91,7 +94,9 @@ def _float32_hint(got, expected):
         return (
             "right only to float32's precision (about 7 digits): part of the computation ran in "
             "float32 (a number made a tensor without dtype=torch.float64, as torch.tensor(0.5), "
-            "the log of an integer tensor, or .float()); keep every step in float64"
+            "the log of an integer tensor, or .float()); keep every step in float64 — or, if you "
+            f"guard the log as log(p + ε), ε is too large: use ε ≤ {EPSILON:g}, or leave out the "
+            "zero terms"
         )
     return None
 
@@ -260,6 +265,7 @@ def _local_m_ref(scores, t, D):
 def _local_m_cases(g) -> list[Case]:
     """fn(scores (..., S), t, D) -> weights (..., S): Luong et al.'s local-m alignment for target
     step t (p_t = t): softmax of the scores over the window |j − t| ≤ D, exactly 0 outside.
+    Positions count from 0: j = 0..S-1, the first target step is t = 0.
 
     From scratch: no softmax built-in (nor attncourse's softmax).
     """
@@ -415,12 +421,25 @@ def _nan_hint_mi(got, expected):
     return None
 
 
+def _mi_slack(joint):
+    """The most an ε-guard (ε ≤ EPSILON) can change I(X; Y) in bits: log2(p + ε) moves a term
+    p·log2 p by at most ε/ln 2, and log2(p(x)p(y) + ε) a term p·log2(p(x)p(y)) by at most
+    ε·p/(p(x)p(y))/ln 2; an answer from three guarded entropies moves each of their terms by at
+    most ε/ln 2."""
+    p = joint.detach().double()
+    q = p.sum(1, keepdim=True) * p.sum(0, keepdim=True)  # (|X|, |Y|) p(x) p(y)
+    nz = p > 0
+    ratio = float((p[nz] / q[nz]).sum())
+    terms = p.shape[0] + p.shape[1] + 2 * p.numel()
+    return EPSILON * (terms + ratio) / _LN2
+
+
 def _mi_cases(g) -> list[Case]:
     """fn(joint (|X|, |Y|) float64, non-negative, sums to 1) -> I(X; Y) in **bits** (a float or
     a 0-d tensor).
 
-    I(X; Y) = Σ_{x,y} p(x, y) log2 [p(x, y) / (p(x) p(y))], with 0 log 0 = 0. From scratch:
-    attncourse's information functions are refused.
+    I(X; Y) = Σ_{x,y} p(x, y) log2 [p(x, y) / (p(x) p(y))], with 0 log 0 = 0 (an ε-guarded log
+    with ε ≤ EPSILON passes). From scratch: attncourse's information functions are refused.
     """
     V = 4
     copy = torch.eye(V, dtype=torch.float64) / V  # Y = X, uniform: log2 V bits
@@ -521,6 +540,7 @@ check_mutual_information = Exercise(
     diagnoses=_mi_diagnoses(),
     refuse=_PACKAGE_INFORMATION,
     convert=_as_float64,
+    slack=_mi_slack,
 )
 
 
@@ -566,10 +586,19 @@ def _nan_hint(got, expected):
 _bits_hint = _first_hint(_nan_hint, _float32_hint)
 
 
+def _bits_slack(accuracy, num_tokens):
+    """The most an ε-guard (ε ≤ EPSILON) can change the bound: per position, log2(p + ε) moves
+    each of h's two terms by at most ε/ln 2, and clamping p into [ε, 1 − ε] moves h by at most
+    ε·(log2(1/ε) + 2) and p·log2(V − 1) by ε·log2(V − 1)."""
+    per_position = EPSILON * (2 * math.log2(1 / EPSILON) + math.log2(num_tokens) + 4)
+    return accuracy.numel() * per_position
+
+
 def _bits_cases(g) -> list[Case]:
     """fn(position_accuracy (n,) float64 in [0, 1], num_tokens V) -> bits (a float or 0-d tensor):
     Σ_i [log2 V − h(p_i) − p_i log2(V − 1)], p_i = 1 − accuracy_i the error rate at position i and
-    h the binary entropy in bits (0 log 0 = 0): Fano's lower bound on I(X; Y) ≤ I(X; C) ≤ H(C).
+    h the binary entropy in bits (0 log 0 = 0; an ε-guarded log with ε ≤ EPSILON passes): Fano's
+    lower bound on I(X; Y) ≤ I(X; C) ≤ H(C).
 
     Every term is ≥ 0 (a KL divergence from the uniform distribution, 0 only at chance accuracy
     1/V), so the reference's clipping at 0 only removes round-off: the sum as written and the
@@ -656,6 +685,7 @@ check_bottleneck_bits = Exercise(
     diagnoses=_BITS_DIAGNOSES,
     refuse=_PACKAGE_INFORMATION,
     convert=_as_float64,
+    slack=_bits_slack,
 )
 
 

@@ -4,11 +4,14 @@ compares it with the course's reference and names the mistake when it recognises
 
 * ``check_softmax_temperature``  — softmax(s / T), from scratch           (Eq. 14.3.20)
 * ``check_entropy_temperature``  — H(softmax(s / T)), stable for small T   (Eq. 14.3.17, 14.3.20)
+  (the learner's function takes ``softmax_t=``, and the check passes ``plain_softmax_t``)
 * ``check_softmax_jacobian``     — diag(α) − α αᵀ
 * ``check_cosine_temperature``   — the cosine temperature schedule        (Application 14.3.2)
 * ``check_hoeffding_bound``      — log n − (Δs)²/8, the lower bound       (Thm. 14.3.5 corrected)
 
-Each takes ``seed=`` for fresh inputs (hidden tests use another seed).
+Each takes ``seed=`` for fresh inputs (hidden tests use another seed). Each is judged on its own:
+the entropy's check hands the learner's function a softmax with temperature (``softmax_t=``),
+never the learner's answer to the softmax exercise.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def _softmax_t_ref(scores, temperature):
     return _softmax_ref(scores, temperature=temperature)  # (..., n)
 
 
-def _scores_over_t(scores, temperature) -> float:
+def _scores_over_t(scores, temperature, **_) -> float:
     """The magnitude the answer is computed at: the scores divided by the temperature."""
     return float(scores.abs().max()) / temperature
 
@@ -106,6 +109,21 @@ check_softmax_temperature = Exercise(
 
 # ------------------------------------------------------------------------------ entropy at T
 
+
+def plain_softmax_t(scores, temperature):
+    """softmax(s / T) over the last dimension in plain tensor operations, as the softmax exercise
+    asks for: what the entropy check hands the learner's function as ``softmax_t``, so that
+    exercise is judged on its own. (..., n) -> (..., n)."""
+    z = scores / temperature  # (..., n)
+    e = torch.exp(z - z.amax(dim=-1, keepdim=True))  # (..., n), the largest is exp(0) = 1
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _entropy_t_ref(scores, temperature, softmax_t=None):
+    """H(softmax(s / T)) in nats: (..., n) -> (...)   (Eq. 14.3.17, 14.3.20)."""
+    return _entropy_of_scores_ref(scores, temperature)  # (...)
+
+
 NOT_FINITE = (
     "NaN or inf at a small temperature: either exp(s / T) overflowed (subtract the row max of "
     "s / T before exp) or a weight underflowed to exactly 0 and 0·log 0 gave NaN (count 0·log 0 "
@@ -114,37 +132,67 @@ NOT_FINITE = (
 
 
 CANCELLATION = (
-    "digits lost at a small temperature: z = s / T is in the thousands, and log Σ e^z − Σ α z "
-    "subtracts two numbers near max z, so float32 keeps none of the difference; shift first, "
-    "u = z − max z (the entropy is unchanged), and compute log Σ e^u − Σ α u"
+    "digits lost at a small temperature: z = s / T runs into the thousands, where a float32 "
+    "number keeps about 4 decimals, so a term of the size of z (Σ α z, log Σ e^z) or a weight "
+    "computed from such terms carries a rounding error larger than the allowance; shift first, "
+    "u = z − max z (the entropy is unchanged), and compute from u: log Σ e^u − Σ α u, or "
+    "−Σ α log α with α = softmax_t(scores, temperature)"
 )
 
 
-def _entropy_hint(got, expected):
-    if isinstance(got, torch.Tensor) and not bool(_isfinite(got.detach()).all()):
-        return NOT_FINITE
-    return CANCELLATION
+EPSILON = 1e-9  # an ε-guarded log, log(α + ε), may use an ε up to this (the text says so)
+
+
+def _entropy_slack(scores, temperature, **_):
+    """What log(α + ε) with ε ≤ EPSILON changes: α·log(1 + ε/α) ≤ ε for each of the n terms."""
+    return scores.shape[-1] * EPSILON
+
+
+def _entropy_hint(small_temperature: bool):
+    """Name a NaN, lost digits at a small T, or an ε-guard too large to pass."""
+
+    def hint(got, expected):
+        if isinstance(got, torch.Tensor) and not bool(_isfinite(got.detach()).all()):
+            return NOT_FINITE
+        if small_temperature:
+            return CANCELLATION
+        if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            off = float((got.detach().double() - expected.double()).abs().max())
+            if off < 1e-3:
+                return (
+                    f"off by at most {off:.1e}, more than an ε-guard of {EPSILON:g} explains: "
+                    f"log(α + ε) shifts each term by up to ε, so use ε ≤ {EPSILON:g}, or skip the "
+                    "zero weights with torch.where(α > 0, ...)"
+                )
+        return None
+
+    return hint
 
 
 def _entropy_t_cases(g) -> list[Case]:
-    """fn(scores (..., n), temperature > 0) -> H(softmax(scores / T)) in nats, shape (...)."""
+    """fn(scores (..., n), temperature > 0, softmax_t=plain_softmax_t) -> H(softmax(scores / T))
+    in nats, shape (...)."""
     one = randn(g, 4)  # a clear maximum unless two draws tie: they do not
     tie = randn(g, 5)
     tie[1] = tie[0] = tie.max() + 1.0  # a two-way tie for the maximum
-    return [
-        Case("equal scores over 4 keys (H = log 4)", (torch.zeros(4), 1.0)),
-        Case("6 scores at T = 1", (randn(g, 6), 1.0)),
-        Case("a (3, 5) batch at T = 0.5", (randn(g, 3, 5, scale=2.0), 0.5)),
-        Case("a (2, 3, 4) tensor at T = 4", (randn(g, 2, 3, 4), 4.0)),
-        Case("float64 scores at T = 2", (randn(g, 2, 8, dtype=torch.float64), 2.0)),
-        Case("T = 0.001 with one clear maximum (H → 0)", (one[None], 0.001), hint=_entropy_hint),
-        Case("T = 0.001 with a two-way tie (H → log 2)", (tie[None], 0.001), hint=_entropy_hint),
+    given = {"softmax_t": plain_softmax_t}
+    cases = [
+        Case("equal scores over 4 keys (H = log 4)", (torch.zeros(4), 1.0), given),
+        Case("6 scores at T = 1", (randn(g, 6), 1.0), given),
+        Case("a (3, 5) batch at T = 0.5", (randn(g, 3, 5, scale=2.0), 0.5), given),
+        Case("a (2, 3, 4) tensor at T = 4", (randn(g, 2, 3, 4), 4.0), given),
+        Case("float64 scores at T = 2", (randn(g, 2, 8, dtype=torch.float64), 2.0), given),
+        Case("T = 0.001 with one clear maximum (H → 0)", (one[None], 0.001), given),
+        Case("T = 0.001 with a two-way tie (H → log 2)", (tie[None], 0.001), given),
         Case(
             "T = 0.01 and scores up to ±5 (s / T in the hundreds)",
             (randn(g, 4, 7, scale=2.5), 0.01),
-            hint=_entropy_hint,
+            given,
         ),
     ]
+    for number, case in enumerate(cases):
+        case.hint = _entropy_hint(small_temperature=number >= 5)
+    return cases
 
 
 def _plogp(p):
@@ -152,26 +200,30 @@ def _plogp(p):
 
 
 check_entropy_temperature = Exercise(
-    _entropy_of_scores_ref,
+    _entropy_t_ref,
     _entropy_t_cases,
     reimplements=("softmax", "entropy"),
-    refuse=[_softmax_ref],
+    refuse=[_softmax_ref, _entropy_of_scores_ref],
     scale=_scores_over_t,
+    slack=_entropy_slack,
     diagnoses=[
-        (TEMPERATURE_IGNORED, lambda s, t: _entropy_of_scores_ref(s, 1.0)),
-        (TEMPERATURE_TIMES, lambda s, t: _entropy_of_scores_ref(s * t, 1.0)),
+        (TEMPERATURE_IGNORED, lambda s, t, **_: _entropy_of_scores_ref(s, 1.0)),
+        (TEMPERATURE_TIMES, lambda s, t, **_: _entropy_of_scores_ref(s * t, 1.0)),
         (
             "used log2: entropy in nats uses the natural log (torch.log)",
-            lambda s, t: _entropy_of_scores_ref(s, t) / math.log(2),
+            lambda s, t, **_: _entropy_of_scores_ref(s, t) / math.log(2),
         ),
-        ("the sign is flipped: H = −Σ α log α ≥ 0", lambda s, t: -_entropy_of_scores_ref(s, t)),
+        (
+            "the sign is flipped: H = −Σ α log α ≥ 0",
+            lambda s, t, **_: -_entropy_of_scores_ref(s, t),
+        ),
         (
             "returned −α log α for each key: sum it over the last dimension",
-            lambda s, t: -_plogp(_softmax_ref(s / t)),
+            lambda s, t, **_: -_plogp(_softmax_ref(s / t)),
         ),
         (
             "averaged −α log α over the keys: entropy is the sum, not the mean",
-            lambda s, t: -_plogp(_softmax_ref(s / t)).mean(dim=-1),
+            lambda s, t, **_: -_plogp(_softmax_ref(s / t)).mean(dim=-1),
         ),
     ],
 )

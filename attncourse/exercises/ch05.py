@@ -2,13 +2,16 @@
 ``attncourse.exercises.engine.Exercise``: it runs the learner's function on random and edge inputs,
 compares it with the course's reference and names the mistake when it recognises one.
 
-* ``check_flow_split``      — forward / backward / self flow of a layer (source 002 §6)
-* ``check_reachability``    — which inputs reach which outputs after L layers (Eq. 5.4.7–5.4.8)
-* ``check_rollout``         — attention rollout (Abnar & Zuidema 2020), from scratch
-* ``check_two_layer_flow``  — attention flow through two layers in closed form
+* ``check_reachability``    — exercise 1: which inputs reach which outputs after L layers
+  (Eq. 5.4.8's residual path); the answer is a bool tensor, like the mask
+* ``check_flow_split``      — exercise 2: forward / backward / self flow of a layer (source 002 §6)
+* ``check_rollout``         — exercise 3: attention rollout (Abnar & Zuidema 2020), from scratch
+* ``check_two_layer_flow``  — exercise 4: attention flow through two layers in closed form
 
-Each takes ``seed=`` for fresh inputs (hidden tests use another seed). None may call the
-course's package: the answers compute everything with plain tensor operations.
+Exercises 2–4 keep the input's dtype (their texts say so, and each check passes float32 inputs
+and names the rule when the answer comes back in another dtype). Each check takes ``seed=`` for
+fresh inputs (hidden tests use another seed). None may call the course's package: the answers
+compute everything with plain tensor operations.
 """
 
 from __future__ import annotations

@@ -470,6 +470,54 @@ def test_fano_bound_is_a_true_lower_bound_on_a_symmetric_channel():
     assert s2s.mutual_information_bits(noisy) >= s2s.fano_information_bound(error, V) - 1e-12
 
 
+# ------------------------------------------------------------------------------ figures
+
+
+def test_show_alignments_draws_each_matrix_and_the_true_alignment():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    eye, anti = torch.eye(5), torch.eye(5).flip(1)
+    fig = s2s.show_alignments(
+        {"copy": eye, "reverse": anti, "none marked": 0.2 * torch.ones(5, 5)},
+        tasks={"copy": "copy", "reverse": "reverse"},
+        title="t",
+    )
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["copy", "reverse", "none marked"]
+    assert np.allclose(axes[0].images[0].get_array(), eye.numpy())
+    assert np.allclose(axes[1].images[0].get_array(), anti.numpy())
+    assert axes[0].images[0].get_clim() == (0, 1)
+    dots = axes[1].lines[0]  # where reversal must read: x = n - 1 - t at row t
+    assert list(dots.get_xdata()) == [4, 3, 2, 1, 0] and list(dots.get_ydata()) == [0, 1, 2, 3, 4]
+    assert not axes[2].lines  # no task given, nothing marked
+    plt.close(fig)
+    with pytest.raises(ValueError, match="rows do not fit"):
+        s2s.show_alignments({"x": torch.eye(4)[:3]}, tasks={"x": "copy"})
+    with pytest.raises(ValueError, match="one \\(T, S\\) matrix"):
+        s2s.show_alignments({"x": torch.ones(2, 3, 3)})
+    plt.close("all")
+
+
+def test_plot_accuracy_draws_percentages_and_chance():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    acc = {"none": torch.tensor([1.0, 0.5]), "additive": torch.tensor([1.0, 0.95])}
+    s2s.plot_accuracy(acc, [5, 10], num_tokens=20, ax=ax)
+    lines = {line.get_label(): line for line in ax.lines}
+    assert list(lines["none"].get_ydata()) == pytest.approx([100.0, 50.0])
+    assert list(lines["additive"].get_xdata()) == [5, 10]
+    assert lines["additive"].get_color() == s2s.STYLES["additive"][0]
+    assert lines["chance (1/V)"].get_ydata()[0] == pytest.approx(5.0)
+    plt.close(fig)
+
+
 # ------------------------------------------------------------------------------ widget
 
 

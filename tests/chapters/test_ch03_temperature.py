@@ -70,6 +70,23 @@ def test_jacobian_norms_match_matrix_norms_and_their_closed_forms():
     assert float(jacobian_frobenius(torch.eye(4, dtype=f64)[2])) == 0.0
 
 
+def test_the_spectral_norm_reaches_one_half_only_at_two_halves():
+    """‖diag(α) − ααᵀ‖₂ ≤ ½ with equality only at α = (½, ½, 0, …): near it, and at the softmax of
+    a two-way tie at any finite temperature, it stays below ½; it tends to ½ as T → 0."""
+    assert float(jacobian_spectral(torch.tensor([0.0, 0.5, 0.0, 0.5], dtype=f64))) == 0.5
+    for near in ([0.5, 0.499, 0.001, 0.0], [0.45, 0.45, 0.1, 0.0], [0.5, 0.25, 0.25, 0.0]):
+        assert float(jacobian_spectral(torch.tensor(near, dtype=f64))) < 0.5 - 1e-4, near
+    tie = torch.tensor([1.0, 1.0, 0.0, -0.5], dtype=f64)
+    gaps = [0.5 - float(jacobian_spectral(torch.softmax(tie / T, -1))) for T in (2.0, 1.0, 0.3)]
+    assert all(g > 0 for g in gaps) and gaps[0] > gaps[1] > gaps[2]
+    w = torch.distributions.Dirichlet(torch.full((5,), 0.3, dtype=f64)).sample((20000,))
+    assert float(jacobian_spectral(w).max()) < 0.5
+    n = 64  # uniform: ‖J‖₂ = 1/n but ‖J‖_F = √(n − 1)/n
+    uniform = torch.full((n,), 1 / n, dtype=f64)
+    assert float(jacobian_frobenius(uniform)) == pytest.approx(math.sqrt(n - 1) / n, rel=1e-12)
+    assert float(jacobian_spectral(uniform)) == pytest.approx(1 / n, rel=1e-9)
+
+
 # ----------------------------------------------------------------------- entropy and temperature
 
 

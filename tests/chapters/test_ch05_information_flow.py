@@ -224,6 +224,24 @@ def test_chapter_masks_and_the_reach_table():
         ch.chapter_mask("diagonal")
 
 
+def test_dense_masks_reach_all_they_ever_will_in_one_layer_and_sparse_ones_need_depth():
+    """What section 1 teaches from the reach table: depth adds nothing to a dense (or block) mask's
+    reach; a local window of 2 grows by up to 2 positions per side per layer until layer 8; the
+    strided pattern is complete after 2 layers."""
+    T = 16
+    for kind in ch.MASK_KINDS:
+        mask = ch.chapter_mask(kind, T)
+        reach = [reachability(mask, L) for L in range(1, T + 1)]
+        final = reach[-1]
+        first_complete = next(L for L, r in enumerate(reach, start=1) if torch.equal(r, final))
+        expected = {"local": 8, "strided": 2}.get(kind, 1)
+        assert first_complete == expected, kind
+        assert ch.reach_table(T)[kind]["depth"] == expected
+    local = ch.chapter_mask("local", T)
+    assert [int(reachability(local, L)[4].sum()) for L in (1, 2, 3)] == [5, 9, 11]
+    assert [int(reachability(local, L)[8].sum()) for L in (1, 2, 3)] == [5, 9, 13]
+
+
 def test_encoder_decoder_reachability_matches_a_layer_by_layer_simulation():
     # simulate with explicit dependency sets
     S, T = 4, 3

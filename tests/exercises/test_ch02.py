@@ -185,6 +185,18 @@ def mi_nansum(joint):  # 0 · log 0 = NaN, dropped by nansum
     return torch.nansum(joint * torch.log2(joint / outer))
 
 
+def mi_epsilon_ratio(joint):  # an ε-guarded log of the ratio, as the text allows (ε ≤ 1e-12)
+    px, py = joint.sum(1, keepdim=True), joint.sum(0, keepdim=True)
+    return (joint * torch.log2((joint + 1e-12) / (px * py + 1e-12))).sum()
+
+
+def mi_epsilon_entropies(joint):  # three ε-guarded entropies, H(X) + H(Y) - H(X, Y)
+    def h(p):
+        return -(p * torch.log2(p + 1e-12)).sum()
+
+    return h(joint.sum(1)) + h(joint.sum(0)) - h(joint)
+
+
 # ------------------------------------------------------------------------- 4: bottleneck bits
 
 
@@ -223,6 +235,18 @@ def bits_nats_then_bits(accuracy, V):  # natural logs throughout, one conversion
     return float((math.log(V) - h - p * math.log(V - 1)).sum() / math.log(2))
 
 
+def bits_epsilon(accuracy, V):  # an ε-guarded binary entropy, as the text allows (ε ≤ 1e-12)
+    p = 1 - accuracy
+    h = -(p * torch.log2(p + 1e-12) + (1 - p) * torch.log2(1 - p + 1e-12))
+    return (math.log2(V) - h - p * math.log2(V - 1)).sum()
+
+
+def bits_clamped_error_rate(accuracy, V):  # p kept inside [ε, 1 − ε] so that log p is finite
+    p = (1 - accuracy).clamp(1e-12, 1 - 1e-12)
+    h = -(p * torch.log2(p) + (1 - p) * torch.log2(1 - p))
+    return float((math.log2(V) - h - p * math.log2(V - 1)).sum())
+
+
 def bits_where_float64(accuracy, V):  # log2 V as a float64 tensor, a (1,) tensor back
     p = 1 - accuracy
     log2V = torch.log2(torch.tensor(float(V), dtype=torch.float64))
@@ -256,12 +280,16 @@ STYLES = [
     (check_mutual_information, mi_loops),
     (check_mutual_information, mi_einsum),
     (check_mutual_information, mi_nansum),
+    (check_mutual_information, mi_epsilon_ratio),
+    (check_mutual_information, mi_epsilon_entropies),
     (check_bottleneck_bits, bits),
     (check_bottleneck_bits, bits_vectorised),
     (check_bottleneck_bits, bits_clipped),
     (check_bottleneck_bits, bits_kl),
     (check_bottleneck_bits, bits_nats_then_bits),
     (check_bottleneck_bits, bits_where_float64),
+    (check_bottleneck_bits, bits_epsilon),
+    (check_bottleneck_bits, bits_clamped_error_rate),
 ]
 
 
@@ -369,6 +397,19 @@ def bits_nan(accuracy, V):  # p log p at p = 0 is 0 · (-inf)
     return (math.log2(V) - h - p * math.log2(V - 1)).sum()
 
 
+def mi_large_epsilon(joint):  # log2(p + 1e-6): a guard a million times the allowed one
+    def h(p):
+        return -(p * torch.log2(p + 1e-6)).sum()
+
+    return h(joint.sum(1)) + h(joint.sum(0)) - h(joint)
+
+
+def bits_large_epsilon(accuracy, V):
+    p = 1 - accuracy
+    h = -(p * torch.log2(p + 1e-6) + (1 - p) * torch.log2(1 - p + 1e-6))
+    return (math.log2(V) - h - p * math.log2(V - 1)).sum()
+
+
 def bits_float32_log(accuracy, V):  # torch.log2 of an integer tensor is float32
     p = 1 - accuracy
     h = -(torch.xlogy(p, p) + torch.xlogy(1 - p, 1 - p)) / math.log(2)
@@ -471,6 +512,7 @@ MISTAKES = [
     (check_mutual_information, lambda j: -mi(j), "the sign is flipped"),
     (check_mutual_information, mi_unweighted, "missing the weight p(x, y)"),
     (check_mutual_information, lambda j: mi(j.float()), "right only to float32's precision"),
+    (check_mutual_information, mi_large_epsilon, "ε is too large: use ε ≤ 1e-12"),
     (
         check_mutual_information,
         lambda j: torch.tensor(mi(j)),
@@ -492,6 +534,7 @@ MISTAKES = [
     (check_bottleneck_bits, lambda a, V: fano(a, V, h_log=math.log), "h(p) is in nats"),
     (check_bottleneck_bits, bits_nan, "p log p with p = 0 must count as 0"),
     (check_bottleneck_bits, bits_float32_log, "right only to float32's precision"),
+    (check_bottleneck_bits, bits_large_epsilon, "ε is too large: use ε ≤ 1e-12"),
     (
         check_bottleneck_bits,
         lambda a, V: torch.tensor(bits(a, V)),
@@ -658,6 +701,22 @@ def test_below_chance_the_sum_as_written_equals_the_course_s_clipped_sum():
     assert bits(below, 20) == pytest.approx(reference, abs=1e-12)
     terms = [bits(below[i : i + 1], 20) for i in range(len(below))]
     assert min(terms) > -1e-12 and terms[0] == pytest.approx(math.log2(20 / 19))
+
+
+def test_the_allowance_for_an_epsilon_guard_is_what_the_text_allows_and_no_more():
+    # ε = 1e-12 passes on every seed (the styles above); the allowance is tens of ε, far below
+    # the float32 round-off it must still catch
+    from attncourse.exercises.ch02 import EPSILON, _bits_slack, _mi_slack
+
+    assert EPSILON == 1e-12
+    table = torch.full((3, 6), 1 / 18, dtype=torch.float64)
+    assert 1e-11 < _mi_slack(table) < 1e-9
+    assert 1e-11 < _bits_slack(torch.ones(30, dtype=torch.float64), 20) < 1e-8
+    for seed in (0, 33, 7):
+        for case in check_mutual_information.inputs(seed):
+            (joint,) = case.args
+            off = abs(mi_epsilon_entropies(joint) - mi(joint))
+            assert off <= _mi_slack(joint), (seed, case.label)
 
 
 def test_every_check_is_exported():

@@ -7,12 +7,14 @@ import torch
 from exercise_helpers import fails, fails_when_unfinished, passes_on_seeds, styles_per_check
 
 import attncourse.chapters.ch03_entropy_and_temperature
+import attncourse.guard
 from attncourse.exercises.ch03 import (
     check_cosine_temperature,
     check_entropy_temperature,
     check_hoeffding_bound,
     check_softmax_jacobian,
     check_softmax_temperature,
+    plain_softmax_t,
 )
 
 # ----------------------------------------------------------------------- correct solutions
@@ -24,12 +26,12 @@ def softmax_t(s, T):
     return e / e.sum(dim=-1, keepdim=True)
 
 
-def entropy_t(s, T):
+def entropy_t(s, T, softmax_t=softmax_t):
     a = softmax_t(s, T)
     return -(a * torch.log(torch.where(a > 0, a, torch.ones_like(a)))).sum(-1)
 
 
-def entropy_t_logsumexp(s, T):  # the other stable formula: logsumexp(z) - sum alpha z
+def entropy_t_logsumexp(s, T, softmax_t=softmax_t):  # the other formula: logsumexp(z) - Σ α z
     z = s / T
     z = z - z.amax(dim=-1, keepdim=True)
     a = softmax_t(s, T)
@@ -107,17 +109,65 @@ def test_softmax_temperature_mistakes_are_named():
 
 
 def test_entropy_temperature_mistakes_are_named():
-    nan_at_zero = lambda s, T: -(softmax_t(s, T) * torch.log(softmax_t(s, T))).sum(-1)  # noqa: E731
+    nan_at_zero = lambda s, T, softmax_t: -(softmax_t(s, T) * softmax_t(s, T).log()).sum(-1)  # noqa: E731
     fails(check_entropy_temperature, nan_at_zero, "0·log 0")
-    fails(check_entropy_temperature, lambda s, T: entropy_t(s, 1.0), "temperature is ignored")
-    fails(check_entropy_temperature, lambda s, T: entropy_t(s, T) / math.log(2), "log2")
-    fails(check_entropy_temperature, lambda s, T: -entropy_t(s, T), "sign is flipped")
-    fails(check_entropy_temperature, lambda s, T: entropy_t(s, T) / s.shape[-1], "averaged")
+    fails(check_entropy_temperature, lambda s, T, **_: entropy_t(s, 1.0), "temperature is ignored")
+    fails(check_entropy_temperature, lambda s, T, **_: entropy_t(s, T) / math.log(2), "log2")
+    fails(check_entropy_temperature, lambda s, T, **_: -entropy_t(s, T), "sign is flipped")
+    fails(check_entropy_temperature, lambda s, T, **_: entropy_t(s, T) / s.shape[-1], "averaged")
     fails(
         check_entropy_temperature,
-        lambda s, T: attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, T),
+        lambda s, T, **_: attncourse.chapters.ch03_entropy_and_temperature.entropy_of_scores(s, T),
         "from scratch.*course's own .*entropy_of_scores",
     )
+    fails(
+        check_entropy_temperature,
+        lambda s, T: entropy_t(s, T),
+        "parameters must be the ones the text gives",
+    )
+    too_large = lambda s, T, softmax_t: -(softmax_t(s, T) * (softmax_t(s, T) + 1e-5).log()).sum(-1)  # noqa: E731
+    fails(check_entropy_temperature, too_large, "more than an ε-guard of 1e-09 explains")
+
+
+def softmax_t_via_logsumexp(s, T):  # a correct softmax whose float32 weights carry z's rounding
+    z = s / T
+    return torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
+
+
+def unfinished_softmax_t(s, T):
+    raise NotImplementedError()
+
+
+def test_the_entropy_is_judged_on_its_own_not_on_the_learner_s_softmax():
+    """logsumexp(z) − Σ α z is a correct entropy; computed on the weights of the learner's own
+    softmax exp(z − logsumexp z), whose float32 rounding at z = s / T in the thousands Σ α z
+    multiplies, it is off by about 0.06 nats at T = 0.001. The check passes the course's softmax
+    (softmax_t=), so the entropy passes whatever the learner's softmax is — unfinished included."""
+
+    def entropy_unshifted(s, T, softmax_t=softmax_t_via_logsumexp):
+        z = s / T
+        return torch.logsumexp(z, dim=-1) - (softmax_t(s, T) * z).sum(-1)
+
+    def entropy_on_an_unfinished_softmax(s, T, softmax_t=unfinished_softmax_t):
+        a = softmax_t(s, T)
+        return -(a * torch.log(torch.where(a > 0, a, torch.ones_like(a)))).sum(-1)
+
+    for answer in (entropy_unshifted, entropy_on_an_unfinished_softmax):
+        for seed in HIDDEN_SEEDS:
+            check_entropy_temperature(answer, seed=seed)
+    tie = torch.tensor([[0.5, 2.0, 2.0, -1.0, 0.3]])
+    own = float(entropy_unshifted(tie, 0.001))  # the learner's own weights: not what is graded
+    assert abs(own - math.log(2)) > 0.01, own
+    given = float(entropy_unshifted(tie, 0.001, softmax_t=plain_softmax_t))
+    assert abs(given - math.log(2)) < 1e-3, given
+
+
+def test_the_softmax_the_entropy_check_passes_is_plain_and_right():
+    s = torch.randn(3, 7, dtype=torch.float64) * 4
+    for T in (0.001, 0.3, 5.0):
+        assert torch.allclose(plain_softmax_t(s, T), torch.softmax(s / T, -1))
+    with attncourse.guard.refusing(("softmax",)):
+        plain_softmax_t(s, 0.5)  # calls no softmax of PyTorch's or the course's
 
 
 def test_jacobian_mistakes_are_named():
@@ -196,15 +246,27 @@ def softmax_t_float64(s, T):
     return (e / e.sum(dim=-1, keepdim=True)).to(s.dtype)
 
 
-def entropy_t_log_softmax(s, T):
+def entropy_t_log_softmax(s, T, softmax_t=None):  # does not use the softmax it is given
     z = s / T
     log_a = z - torch.logsumexp(z, dim=-1, keepdim=True)
     return -(log_a.exp() * log_a).sum(-1)
 
 
-def entropy_t_xlogy(s, T):
-    a = softmax_t_logsumexp(s, T)
+def entropy_t_xlogy(s, T, softmax_t=softmax_t_logsumexp):
+    a = softmax_t(s, T)
     return -torch.special.xlogy(a, a).sum(-1)
+
+
+def entropy_t_eps_guarded(
+    s, T, softmax_t=softmax_t
+):  # log(α + ε): a tiny bias, within the tolerance
+    a = softmax_t(s, T)
+    return -(a * torch.log(a + 1e-12)).sum(-1)
+
+
+def entropy_t_logsumexp_unshifted(s, T, softmax_t=softmax_t):  # logsumexp shifts internally
+    z = s / T
+    return torch.logsumexp(z, dim=-1) - (softmax_t(s, T) * z).sum(-1)
 
 
 def jacobian_loops(a):
@@ -244,6 +306,8 @@ STYLES = [
     (check_entropy_temperature, entropy_t_logsumexp),
     (check_entropy_temperature, entropy_t_log_softmax),
     (check_entropy_temperature, entropy_t_xlogy),
+    (check_entropy_temperature, entropy_t_eps_guarded),
+    (check_entropy_temperature, entropy_t_logsumexp_unshifted),
     (check_softmax_jacobian, jacobian),
     (check_softmax_jacobian, jacobian_loops),
     (check_softmax_jacobian, jacobian_einsum),
@@ -270,7 +334,11 @@ chapter = attncourse.chapters.ch03_entropy_and_temperature
 MISTAKES = [
     (check_softmax_temperature, lambda s, T: softmax_t(s * T, 1.0), "multiplied the scores by T"),
     (check_softmax_temperature, lambda s, T: softmax_t(s, 1.0), "the temperature is ignored"),
-    (check_entropy_temperature, lambda s, T: chapter.entropy_of_scores(s, T), "course's own"),
+    (
+        check_entropy_temperature,
+        lambda s, T, softmax_t: chapter.entropy_of_scores(s, T),
+        "course's own",
+    ),
     (check_softmax_jacobian, lambda a: torch.diag_embed(a), "missing −α αᵀ"),
     (
         check_softmax_jacobian,

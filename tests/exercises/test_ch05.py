@@ -1,11 +1,23 @@
-"""Chapter 05's exercise checks pass correct solutions in several styles (on the visible and the
-hidden seeds) and name each common mistake specifically."""
+"""Chapter 05's answer suite: correct answers in the styles a learner plausibly writes pass the
+visible check and the hidden seeds; each common mistake fails with the message that names it, a
+broken dtype rule included; the course's own functions are refused."""
+
+from pathlib import Path
 
 import pytest
 import torch
-from exercise_helpers import blank, fails_with
+from exercise_helpers import (
+    blank,
+    fails_on_seeds,
+    fails_when_unfinished,
+    fails_with,
+    notebook_hidden_seeds,
+    passes_on_seeds,
+    styles_per_check,
+)
 
 import attncourse.flow
+from attncourse.exercises import ch05 as exercises_ch05
 from attncourse.exercises.ch05 import (
     check_flow_split,
     check_reachability,
@@ -14,17 +26,18 @@ from attncourse.exercises.ch05 import (
 )
 from attncourse.flow import attention_flow
 
-HIDDEN = {
-    check_flow_split: 51,
-    check_reachability: 52,
-    check_rollout: 53,
-    check_two_layer_flow: 54,
-}  # the seeds of the notebook's hidden tests
+CHECKS = {  # the number of cases each check runs, and the notebook's hidden seed
+    check_reachability: (8, 52),
+    check_flow_split: (7, 51),
+    check_rollout: (6, 53),
+    check_two_layer_flow: (6, 54),
+}
+MORE_SEEDS = (1, 7, 2024)
 
 
-def passes(check, fn):
-    check(fn)
-    check(fn, seed=HIDDEN[check])
+def seeds(check, more=MORE_SEEDS):
+    """The visible seed 0, the seed of the notebook's hidden test, and ``more``."""
+    return (0, CHECKS[check][1], *more)
 
 
 # ---------------------------------------------------------------------- 1: flow split
@@ -60,11 +73,6 @@ def split_total_minus(w):  # backward = total - forward - self
     forward = torch.tril(w, diagonal=-1).sum((-2, -1))
     own = torch.diagonal(w, dim1=-2, dim2=-1).sum(-1)
     return forward, w.sum((-2, -1)) - forward - own, own
-
-
-@pytest.mark.parametrize("fn", [split_where, split_tril, split_loops, split_total_minus])
-def test_flow_split_passes_correct_solutions(fn):
-    passes(check_flow_split, fn)
 
 
 @pytest.mark.parametrize(
@@ -128,11 +136,6 @@ def reach_any(mask, layers):  # boolean product without a matmul
     for _ in range(layers):
         reach = (step[:, :, None] & reach[None, :, :]).any(dim=1)
     return reach
-
-
-@pytest.mark.parametrize("fn", [reach_loop, reach_matrix_power, reach_sets, reach_any])
-def test_reachability_passes_correct_solutions(fn):
-    passes(check_reachability, fn)
 
 
 def no_residual(mask, layers):
@@ -202,13 +205,6 @@ def rollout_renormalised(layers):  # the paper's "re-normalise" step (rows alrea
     return result
 
 
-@pytest.mark.parametrize(
-    "fn", [rollout_loop, rollout_einsum, rollout_reversed_list, rollout_renormalised]
-)
-def test_rollout_passes_correct_solutions(fn):
-    passes(check_rollout, fn)
-
-
 def rollout_variant(layers, order="top_left", residual=0.5, heads="mean", combine="product"):
     T = layers[0].shape[-1]
     eye = torch.eye(T, dtype=layers[0].dtype)
@@ -271,11 +267,6 @@ def flow_where(first, second):
     return torch.where(a < b, a, b).sum(1)
 
 
-@pytest.mark.parametrize("fn", [flow_broadcast, flow_loops, flow_columns, flow_where])
-def test_two_layer_flow_passes_correct_solutions(fn):
-    passes(check_two_layer_flow, fn)
-
-
 def test_the_closed_form_is_the_maximum_flow_of_the_two_layer_graph():
     g = torch.Generator().manual_seed(0)
     first = torch.softmax(torch.randn(5, 5, generator=g, dtype=torch.float64), -1)
@@ -311,3 +302,102 @@ def test_two_layer_flow_refuses_the_package_and_a_blank_answer():
         "scratch",
     )
     fails_with(check_two_layer_flow, blank, "not implemented yet")
+
+
+# ------------------------------------------------------- the dtype rule each text states
+
+
+def split_in_float64(w):  # computed in float64, handed back in the input's dtype: passes
+    return tuple(p.to(w.dtype) for p in split_tril(w.double()))
+
+
+def rollout_in_float64(layers):
+    return rollout_loop(tuple(w.double() for w in layers)).to(layers[0].dtype)
+
+
+def flow_in_float64(first, second):
+    return flow_broadcast(first.double(), second.double()).to(first.dtype)
+
+
+def reach_counts(mask, layers):  # path counts in int64, tested > 0 at the end
+    T = mask.shape[0]
+    step = (mask | torch.eye(T, dtype=torch.bool)).long()
+    reach = torch.eye(T, dtype=torch.long)
+    for _ in range(layers):
+        reach = (step @ reach).clamp(max=1)
+    return reach > 0
+
+
+@pytest.mark.parametrize(
+    "check, wrong",
+    [
+        (check_flow_split, lambda w: split_tril(w.double())),
+        (check_rollout, lambda ls: rollout_loop(tuple(w.double() for w in ls))),
+        (check_two_layer_flow, lambda a, b: flow_broadcast(a.double(), b.double())),
+        (check_reachability, lambda m, L: reach_loop(m, L).double()),
+    ],
+    ids=["flow_split", "rollout", "two_layer_flow", "reachability"],
+)
+def test_an_answer_in_another_dtype_is_told_the_rule_its_text_states(check, wrong):
+    """Exercises 2-4 say "keep the input's dtype" (exercise 1: "return a bool tensor, like the
+    mask"); the check names that rule, on the visible seed and on the hidden ones."""
+    fails_on_seeds(check, wrong, seeds(check), "returned dtype", "keep the input's dtype")
+
+
+def test_the_exercise_texts_state_the_dtype_rule_their_checks_enforce():
+    text = (Path(__file__).parents[2] / "notebooks" / "05_information_flow.py").read_text()
+    headers = text.split("### Exercise ")[1:]
+    assert len(headers) == 4
+    for header in headers:
+        body = " ".join(line.lstrip("# ") for line in header.split("# %%")[0].splitlines())
+        if body.startswith("1 "):
+            assert "Return a bool" in body and "like the mask" in body, body
+        else:
+            assert "Keep the input's dtype" in body, body
+
+
+# ------------------------------------------------------------------- every style, every seed
+
+STYLES = [
+    (check_reachability, reach_loop),
+    (check_reachability, reach_matrix_power),
+    (check_reachability, reach_sets),
+    (check_reachability, reach_any),
+    (check_reachability, reach_counts),
+    (check_flow_split, split_where),
+    (check_flow_split, split_tril),
+    (check_flow_split, split_loops),
+    (check_flow_split, split_total_minus),
+    (check_flow_split, split_in_float64),
+    (check_rollout, rollout_loop),
+    (check_rollout, rollout_einsum),
+    (check_rollout, rollout_reversed_list),
+    (check_rollout, rollout_renormalised),
+    (check_rollout, rollout_in_float64),
+    (check_two_layer_flow, flow_broadcast),
+    (check_two_layer_flow, flow_loops),
+    (check_two_layer_flow, flow_columns),
+    (check_two_layer_flow, flow_where),
+    (check_two_layer_flow, flow_in_float64),
+]
+
+
+@pytest.mark.parametrize("check, answer", STYLES, ids=[a.__name__ for _, a in STYLES])
+def test_every_correct_style_passes_the_visible_check_and_the_hidden_seeds(check, answer, capsys):
+    passes_on_seeds(check, answer, seeds(check), capsys, cases=CHECKS[check][0])
+
+
+def test_the_hidden_seeds_are_the_notebook_s():
+    assert notebook_hidden_seeds("05_information_flow", exercises_ch05) == {
+        check: seed for check, (_, seed) in CHECKS.items()
+    }
+
+
+def test_each_exercise_has_at_least_three_correct_styles():
+    counts = styles_per_check(STYLES, CHECKS)
+    assert len(counts) == 4 and min(counts.values()) >= 3, counts
+
+
+@pytest.mark.parametrize("check", list(CHECKS), ids=lambda c: c.reference.__name__)
+def test_an_unfinished_or_returnless_answer_says_so(check):
+    fails_when_unfinished(check)

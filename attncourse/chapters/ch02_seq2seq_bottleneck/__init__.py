@@ -11,6 +11,7 @@
 * ``evaluation``: accuracy vs source length (Bahdanau et al. 2015, Fig. 2), parameters and
   FLOPs, alignments (Fig. 3), bits through the bottleneck (exact entropies from
   ``attncourse.metrics``, Fano's bound);
+* ``plots``: alignment matrices side by side (Fig. 3) and accuracy against length (Fig. 2);
 * ``widget``: greedy decoding step by step.
 """
 
@@ -48,6 +49,7 @@ from .model import (
     chapter_model,
     greedy_decode,
 )
+from .plots import STYLES, plot_accuracy, show_alignments
 from .training import (
     CHAPTER_MODEL_SIZES,
     CHAPTER_MODELS,

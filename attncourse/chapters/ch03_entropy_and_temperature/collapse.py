@@ -174,7 +174,7 @@ def train_majority(
         run.losses.append(float(loss.detach()))
         run.entropies.append(ents)
         if progress and step % 10 == 0:
-            bar.set_postfix(loss=f"{float(loss):.3f}", min_H=f"{min(ents):.2f}")
+            bar.set_postfix(loss=f"{float(loss.detach()):.3f}", min_H=f"{min(ents):.2f}")
     model.eval()
     tokens, labels = majority_batch(eval_size, n_bits, torch.Generator().manual_seed(99))
     with torch.no_grad():
