@@ -263,6 +263,15 @@ def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str], seeds: di
     return None
 
 
+def _died(error: Died, of_memory: bool, limits: Limits) -> str:
+    if of_memory:
+        return (
+            f"the submission's processes used more than their {limits.memory_mb} MB of memory "
+            "together while this exercise ran"
+        )
+    return clean(f"the submission's process ended while this exercise ran ({error})")
+
+
 def mark(
     path,
     student: str,
@@ -309,7 +318,7 @@ def mark(
                     note = from_scratch_message(exercise.functions[0], problem)
             cell_errors = []
             if spent or time.monotonic() - started > budget:
-                spent, note = True, f"not graded: the notebook's {budget:g} s were used up"
+                spent, note = True, note or f"not graded: the notebook's {budget:g} s were used up"
             else:
                 try:
                     for source in sources:
@@ -322,19 +331,12 @@ def mark(
                 except BudgetSpent:
                     runner.close()
                     spent, points = True, 0.0
-                    note = f"not graded: the notebook's {budget:g} s were used up"
-                except Timeout:
-                    note = f"stopped after {timeout:g} s without an answer (an endless loop?)"
+                    note = note or f"not graded: the notebook's {budget:g} s were used up"
+                except Timeout:  # the reading's refusal, if there is one, is the reason
+                    stopped = f"stopped after {timeout:g} s without an answer (an endless loop?)"
+                    note = note or stopped
                 except Died as error:
-                    if runner.died_of_memory:
-                        note = (
-                            f"the submission's processes used more than their {limits.memory_mb} "
-                            "MB of memory together while this exercise ran"
-                        )
-                    else:
-                        note = clean(
-                            f"the submission's process ended while this exercise ran ({error})"
-                        )
+                    note = note or _died(error, runner.died_of_memory, limits)
             for source in sources:
                 earlier.update(dict.fromkeys(_defined_functions(source), source))
             result.exercises.append(Mark(exercise.grade_id, points, exercise.points, note or ""))

@@ -7,8 +7,8 @@ it. The sandbox (``bwrap``, Debian/Ubuntu package ``bubblewrap``) gives the proc
 * a filesystem of its own: the system libraries, the Python installation and the installed
   ``attncourse`` read-only, with whatever the grader names as ``hidden`` (the instructor
   notebooks, which a wheel installs inside the package, and the submissions) covered by empty
-  folders; and one writable folder, ``/submission`` (``/tmp`` leads into it), a tmpfs of its own
-  of ``Limits.disk_mb``: nothing it writes reaches the host's disks;
+  folders; and one writable tmpfs of its own of ``Limits.disk_mb``, ``/tmp``, that holds its
+  working folder ``/submission``: nothing it writes reaches the host's disks;
 * an unprivileged user (run as root, the runner drops to a uid of its own before any submitted
   code runs), and limits on memory, processes, file size and CPU time: memory and processes for
   all its processes together when the grader may make a cgroup (``attncourse.classroom.cgroup``),
@@ -40,6 +40,7 @@ from . import protocol
 from .cgroup import Group
 
 WORKDIR = "/submission"  # the working folder, as the sandboxed process sees it
+WRITABLE = "/tmp/submission"  # where it is: inside the sandbox's own tmpfs
 SANDBOX_UID = 61000  # + the worker's slot: each concurrent sandbox counts its processes apart
 INSTALL_HINT = (
     "grading runs every submission in a bubblewrap sandbox, and `bwrap` was not found: install "
@@ -129,6 +130,10 @@ def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list
     command += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if os.getuid() != 0:  # unprivileged: a user namespace maps us to nobody
         command += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
+    # its writable space first: a tmpfs of its own at /tmp (the read-only folders below may lie
+    # inside /tmp on the host, and are bound over it), with the working folder inside
+    size = str(limits.disk_mb << 20)
+    command += ["--perms", "01777", "--size", size, "--tmpfs", "/tmp"]
     command += ["--proc", "/proc", "--dev", "/dev"]
     made = set()
     bound = _read_only_paths()
@@ -142,13 +147,9 @@ def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").exists() and Path(f"/{link}").is_symlink():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    size = str(limits.disk_mb << 20)
-    command += ["--perms", "01777", "--size", size, "--tmpfs", WORKDIR]
-    tmp = f"{WORKDIR}/tmp"
-    command += ["--perms", "01777", "--dir", tmp, "--symlink", tmp, "/tmp"]
+    command += ["--perms", "01777", "--dir", WRITABLE, "--symlink", WRITABLE, WORKDIR]
     command += ["--chdir", WORKDIR]
     command += ["--clearenv", "--setenv", "HOME", WORKDIR, "--setenv", "PATH", "/usr/bin"]
-    command += ["--setenv", "TMPDIR", f"{WORKDIR}/tmp"]
     if uid is not None and os.getuid() == 0:
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return command

@@ -68,8 +68,8 @@ IMPORTABLE: dict[str, frozenset[str] | None] = {
         | {"byteorder", "stdout", "stderr", "getrecursionlimit", "getsizeof"}
     ),
     "time": frozenset(
-        {"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time"}
-        | {"sleep"}
+        {"time", "perf_counter", "monotonic", "process_time", "sleep"}
+        | {"time_ns", "perf_counter_ns", "monotonic_ns", "process_time_ns"}
     ),
 }
 IMPORTABLE_TEXT = (
