@@ -279,8 +279,10 @@ def main(argv=None) -> int:
             os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(
                 command[0], command
             )
-    except UsageError as e:
-        print(f"attncourse {args.command}: error: {e}", file=sys.stderr)
+    except UsageError as e:  # it may quote a path a student named: shown without escapes
+        from .output import clean
+
+        print(f"attncourse {args.command}: error: {clean(e, 4000)}", file=sys.stderr)
         return 2
     return 0
 

@@ -13,12 +13,14 @@ it, whatever they are named; without a ``submitted/`` folder in its path
 (``<student>/<file>.ipynb``) the student is the folder holding the notebook and the assignment
 the notebook's name. Student ids are kept exactly as the folders spell them (cleaned only for
 display, ``attncourse.classroom.output``). Two submissions of the same student, assignment and
-notebook are an error naming both paths: nothing is graded, nothing is merged.
+notebook are an error naming both paths, never merged: from two folders taken for one student
+(a layout ``grade`` cannot read) nothing is graded; from inside one student's folder that
+student's copies score 0 with the reason, and the class is graded.
 
 **What stops the batch, and what costs one submission.** An instructor's own mistake stops at
 once, before anything is graded: no instructor notebooks in ``source``, no submission that exists,
-none named like an instructor notebook (a wrong ``--source``), two submissions of one student and
-notebook. Anything about one submission is that submission's 0 with the reason, and the others
+none named like an instructor notebook (a wrong ``--source``), two folders taken for one student.
+Anything about one submission is that submission's 0 with the reason, and the others
 are graded: a path that does not exist, a folder named like a notebook, a symbolic link (the file
 or one of its folders under the student's: a link to a classmate's work or to the instructor's
 notebook is not the student's), a hard link to an instructor notebook, a file that is not a
@@ -86,8 +88,8 @@ def identity(path) -> tuple[str, str, Path]:
     """(student, assignment, the student's folder) of a submission (see the module docstring)."""
     absolute = _absolute(path)
     folders = absolute.parts[:-1]
-    if SUBMITTED in folders[:-1]:
-        at = len(folders) - 1 - folders[::-1].index(SUBMITTED)
+    if SUBMITTED in folders[:-1]:  # the outermost: a student's own folder named so changes nothing
+        at = folders.index(SUBMITTED)
         below = folders[at + 1 :]
         if below:
             assignment = below[1] if len(below) > 1 else absolute.stem
@@ -281,23 +283,30 @@ def grade(
             guess = _suggest(absolute.name, known)  # its row is the notebook it might be
             assignment = Path(guess).stem if guess else assignment
         key = (student, assignment, notebook)
+        twice = None
         if key in owners and problem != "there is no such file":
-            raise UsageError(
-                f"{owners[key]} and {given} are both {shown(student)!r}'s {notebook} of "
-                f"{shown(assignment)!r}: grade one of them (the student is the folder under "
-                f"{SUBMITTED}/, or the folder holding the notebook)"
+            other = owners[key]
+            both = (
+                f"{clean(other['path'], 300)} and {clean(given, 300)} are both "
+                f"{shown(student)!r}'s {clean(notebook, 120)} of {shown(assignment)!r}"
             )
-        owners.setdefault(key, given)
-        tasks.append(
-            {
-                "path": Path(given),
-                "student": student,
-                "assignment": assignment,
-                "notebook": notebook,
-                "folder": folder,
-                "problem": problem,
-            }
-        )
+            if other["folder"] != folder:  # two folders taken for one student: the layout
+                raise UsageError(
+                    f"{both}: grade one of them (the student is the folder under {SUBMITTED}/, "
+                    "or the folder holding the notebook)"
+                )
+            twice = f"{both}: the student keeps one copy"  # in one student's folder: theirs
+            other["problem"] = other["problem"] or twice
+        task = {
+            "path": Path(given),
+            "student": student,
+            "assignment": assignment,
+            "notebook": notebook,
+            "folder": folder,
+            "problem": problem or twice,
+        }
+        owners.setdefault(key, task)
+        tasks.append(task)
     gradable = [t for t in tasks if t["problem"] is None]
     if not gradable:
         if all(t["problem"] == "there is no such file" for t in tasks):

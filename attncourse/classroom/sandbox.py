@@ -103,13 +103,15 @@ def _masks(bound: list[Path], hidden) -> list[str]:
     """bwrap arguments that cover each ``hidden`` path found inside a ``bound`` one: an empty
     read-only folder over a folder, an empty file over a file. A folder that holds something
     the sandbox needs is left, and its files are covered one by one (name them in ``hidden``)."""
-    args, done = [], set()
+    args, done, resolved = [], set(), []
     for path in hidden:
         try:
-            path = Path(path).resolve()
+            resolved.append(Path(path).resolve())
         except (OSError, RuntimeError):
             continue
-        if path in done or not any(path.is_relative_to(b) for b in bound):
+    for path in sorted(set(resolved), key=lambda p: len(p.parts)):  # a folder before its files
+        inside = any(path.is_relative_to(b) for b in bound)
+        if not inside or any(path.is_relative_to(d) for d in done):
             continue
         if path.is_dir() and not any(b.is_relative_to(path) for b in bound):
             args += ["--perms", "0555", "--size", "4096", "--tmpfs", str(path)]
@@ -156,16 +158,24 @@ def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list
 
 
 def check_sandbox() -> None:
-    """Raise ``SandboxUnavailable`` unless a sandbox can be made here (tried once, quickly)."""
-    command = bwrap_command(None) + [sys.executable, "-I", "-c", "pass"]
+    """Raise ``SandboxUnavailable`` unless a sandbox can be made here and the runner starts in it
+    as the user it drops to (tried once, quickly)."""
+    uid = SANDBOX_UID if os.getuid() == 0 else None
+    start = "import attncourse.classroom.runner"
+    if uid is not None:
+        start = f"import os; os.setgroups([]); os.setresgid({uid}, {uid}, {uid}); " + (
+            f"os.setresuid({uid}, {uid}, {uid}); {start}"
+        )
+    command = bwrap_command(uid) + [sys.executable, "-I", "-c", start]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SandboxUnavailable(f"bubblewrap could not start: {error}") from None
     if result.returncode != 0:
         raise SandboxUnavailable(
-            "bubblewrap is installed but cannot create a sandbox here "
-            f"({result.stderr.strip()[:300]}); --no-sandbox grades without one (unsafe)"
+            "bubblewrap is installed but cannot run the grader's Python in a sandbox here "
+            f"({result.stderr.strip()[-300:]}); the Python installation and attncourse must be "
+            f"readable by any user (uid {uid}); --no-sandbox grades without one (unsafe)"
         )
 
 

@@ -793,11 +793,12 @@ def test_a_batch_in_nbgrader_s_layout_gives_one_row_per_student(nbgrader_layout)
     by_student = {row[0]: row for row in rows[1:]}
     assert len(rows) - 1 == len(by_student) == len(students) + 3  # + erin, mallory, trent
     assert all(row[1] == "ps3" for row in rows[1:])
+    # every submission answers exercise 2 (1 point); the honest ones exercise 1 too
     assert by_student["alice"][4:] == ["3", "3", "100.00"]
-    assert by_student["alice\ufffd"][4:] == ["0", "3", "0.00"], "alice + DEL is another student"
-    assert by_student["bob_x"][4] == "3" and by_student["bob~x"][4] == "0"
-    assert by_student['\'=HYPERLINK("http://x","y")'][4] == "3", "a formula is shown as text"
-    assert by_student["\ufffdevil"][4] == "0", "a bidi control is never written"
+    assert by_student["alice\ufffd"][4:] == ["1", "3", "33.33"], "alice + DEL is another student"
+    assert by_student["bob_x"][4] == "3" and by_student["bob~x"][4] == "1"
+    assert by_student['\'=HYPERLINK("x","y")'][4] == "3", "a formula is shown as text"
+    assert by_student["\ufffdevil"][4] == "1", "a bidi control is never written"
     assert by_student["dan\ufffd"][4] == "3", "bytes that are not UTF-8 are shown, not a crash"
     for row in rows:
         assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row)
@@ -919,17 +920,33 @@ def test_an_instructor_s_own_mistake_still_stops_at_once(released, tmp_path):
         assert done.returncode == 2 and says in done.stderr, done.stderr
 
 
-def test_a_hard_link_to_the_instructor_notebook_is_not_a_submission(released, tmp_path):
+def test_a_student_s_own_odd_copies_cost_only_that_student(released, tmp_path):
+    """A hard link to the instructor notebook, and two copies of one notebook inside one
+    student's folder: each is that student's 0 with the reason; the class is graded."""
     _sandbox_or_skip()
     source = tmp_path / "source"
     shutil.copytree(FIXTURES, source)
-    linked = tmp_path / "ann" / FIXTURE.name
-    linked.parent.mkdir()
+    class_ = tmp_path / "submitted"
+    linked = class_ / "ann" / "ps1" / FIXTURE.name
+    linked.parent.mkdir(parents=True)
     os.link(source / FIXTURE.name, linked)
-    honest = _submission(released[FIXTURE.name], tmp_path / "ben", {SOFTMAX: HONEST_SOFTMAX})
-    ann, ben = _grade([linked, honest], limit=300, source=source)
+    release = released[FIXTURE.name]
+    first = _submission(release, class_ / "bob" / "ps1", {SOFTMAX: HONEST_SOFTMAX})
+    second = _submission(release, class_ / "bob" / "ps1" / "backup", {})
+    honest = _submission(release, class_ / "cy" / "ps1", {SOFTMAX: HONEST_SOFTMAX})
+    ann, bob, bob_again, cy = _grade([linked, first, second, honest], limit=300, source=source)
     assert ann.points == 0 and "hard link" in ann.notes[0]
-    assert ben.points == 3.0
+    for copy in (bob, bob_again):
+        assert copy.points == 0 and str(first) in copy.notes[0] and str(second) in copy.notes[0]
+    assert cy.points == 3.0
+
+
+def test_the_student_is_the_outermost_folder_under_submitted(tmp_path):
+    """A student's own folder named "submitted" inside their work makes them no one else."""
+    from attncourse.classroom.grade import identity
+
+    nested = tmp_path / "submitted" / "bob" / "ps1" / "submitted" / "alice" / "ps1" / FIXTURE.name
+    assert identity(nested)[:2] == ("bob", "ps1")
 
 
 # ------------------------------------------------------------------- a class always finishes
@@ -1086,6 +1103,7 @@ def wheel_install(tmp_path_factory):
     )
     (built,) = out.glob("attncourse-*.whl")
     venv = tmp_path_factory.mktemp("venv")
+    venv.chmod(0o755)  # as `python -m venv` makes it: readable by the sandbox's user
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     purelib = subprocess.run(
