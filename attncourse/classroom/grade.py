@@ -148,7 +148,7 @@ def _problem(path: Path, student_folder: Path, known: list[str], inodes: dict) -
     if absolute.name not in known:
         guess = _suggest(absolute.name, known)
         return (
-            f"no instructor notebook is named {clean(absolute.name, 120)}"
+            f"there is no instructor notebook named {clean(absolute.name, 120)}"
             + (f"; it might be {guess} (rename it to grade it)" if guess else "")
             + f" (known: {', '.join(known)})"
         )
@@ -313,8 +313,8 @@ def grade(
             raise UsageError(f"{tasks[0]['path']}: no such submission")
         if not any(t["notebook"] in known for t in tasks):
             raise UsageError(
-                f"none of the submissions is named like an instructor notebook in {source} "
-                f"(known: {', '.join(known)}): check --source"
+                f"none of the submissions is named like an instructor notebook in {source}: "
+                f"{clean(tasks[0]['path'], 300)}: {tasks[0]['problem']}; check --source"
             )
         raise UsageError(f"{tasks[0]['path']}: nothing to grade: {tasks[0]['problem']}")
     if sandbox:
