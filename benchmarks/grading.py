@@ -76,7 +76,11 @@ def main() -> int:
             submissions.append(folder / args.notebook.name)
         started = time.perf_counter()
         results = grade(
-            submissions, source=args.notebook.parent, jobs=args.jobs, echo=lambda _: None
+            submissions,
+            source=args.notebook.parent,
+            jobs=args.jobs,
+            progress=False,
+            echo=lambda _: None,
         )
         seconds = time.perf_counter() - started
     honest = [(i, r) for i, r in enumerate(results) if i not in hostile]

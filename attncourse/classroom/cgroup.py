@@ -170,13 +170,14 @@ class Group:
             pass
         return 0
 
-    def kill(self) -> None:
-        """End every process in the group."""
+    def kill(self, rounds: int = 50) -> None:
+        """End every process in the group (``rounds``: how often to look again for the ones
+        that were still starting)."""
         if self.version == "v2" and (self.memory / "cgroup.kill").exists():
             with contextlib.suppress(OSError):
                 _write(self.memory / "cgroup.kill", "1")
             return
-        for _ in range(50):
+        for _ in range(rounds):
             pids = []
             for folder in self.folders:
                 with contextlib.suppress(OSError, ValueError):

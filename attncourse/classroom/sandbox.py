@@ -276,7 +276,7 @@ class Session:
     def close(self) -> None:
         """Kill the sandbox and everything in it; remove its cgroup and working folder."""
         if self.group is not None:
-            self.group.kill()
+            self.group.kill(rounds=1)  # once: the rest dies with the sandbox's first process
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
