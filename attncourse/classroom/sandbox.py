@@ -158,13 +158,19 @@ def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list
 
 
 def check_sandbox() -> None:
-    """Raise ``SandboxUnavailable`` unless a sandbox can be made here and the runner starts in it
-    as the user it drops to (tried once, quickly)."""
+    """Raise ``SandboxUnavailable`` unless a sandbox can be made here and the user the runner drops
+    to can read the Python installation and attncourse in it (tried once, quickly)."""
+    import numpy
+    import torch
+
+    import attncourse
+
     uid = SANDBOX_UID if os.getuid() == 0 else None
-    start = "import attncourse.classroom.runner"
+    needed = [str(Path(m.__file__).resolve()) for m in (attncourse, numpy, torch, protocol)]
+    start = f"for path in {needed!r}:\n    open(path).close()\n"  # readable, without importing
     if uid is not None:
-        start = f"import os; os.setgroups([]); os.setresgid({uid}, {uid}, {uid}); " + (
-            f"os.setresuid({uid}, {uid}, {uid}); {start}"
+        start = f"import os\nos.setgroups([])\nos.setresgid({uid}, {uid}, {uid})\n" + (
+            f"os.setresuid({uid}, {uid}, {uid})\n{start}"
         )
     command = bwrap_command(uid) + [sys.executable, "-I", "-c", start]
     try:
