@@ -33,12 +33,16 @@ class BuiltinCalledError(RuntimeError):
 @dataclass(frozen=True)
 class Concept:
     """What computes ``description`` already: torch callables and modules, and course functions,
-    as qualified names (``"torch.nn.functional.softmax"``, ``"attncourse.norms.LayerNorm"``)."""
+    as qualified names (``"torch.nn.functional.softmax"``, ``"attncourse.norms.LayerNorm"``);
+    ``packages``: whole torch modules every public name of which computes it, or helps to
+    (``torch.distributions``), refused by the reading of an answer (``attncourse.exercises.scan``),
+    not at run time."""
 
     description: str
     torch: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
     course: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
 
 
 _SOFTMAX_TORCH = (
@@ -53,16 +57,20 @@ _SOFTMAX_TORCH = (
     "torch.nn.functional.softmin",
     "torch.nn.functional.gumbel_softmax",
     "torch.nn.functional.cross_entropy",
+    "torch.masked.softmax",
+    "torch.masked.log_softmax",
+    "torch.masked.softmin",
+    "torch.sparse.softmax",
+    "torch.sparse.log_softmax",
+    # attention normalises its scores with a softmax: with an identity value it is one
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward",
 )
 _SOFTMAX_COURSE = (
     "attncourse.attention.softmax.softmax",
     "attncourse.attention.softmax.softmax_",
     "attncourse.losses.log_softmax",
     "attncourse.losses.cross_entropy",
-)
-_ATTENTION_TORCH = (
-    "torch.nn.functional.scaled_dot_product_attention",
-    "torch.nn.functional.multi_head_attention_forward",
 )
 _TRANSFORMER_MODULES = (
     "torch.nn.MultiheadAttention",
@@ -73,22 +81,31 @@ _TRANSFORMER_MODULES = (
     "torch.nn.TransformerDecoder",
 )
 
+_SOFTMAX_MODULES = (
+    "torch.nn.Softmax",
+    "torch.nn.LogSoftmax",
+    "torch.nn.Softmin",
+    "torch.nn.Softmax2d",
+    "torch.nn.CrossEntropyLoss",
+    "torch.nn.AdaptiveLogSoftmaxWithLoss",
+    *_TRANSFORMER_MODULES,
+)
+# distributions normalise their logits (Categorical(logits=s).probs is a softmax) and compute
+# entropies; torch.nn.attention holds further attention kernels (flex_attention)
+_SOFTMAX_PACKAGES = ("torch.distributions", "torch.nn.attention")
+
 CONCEPTS = {
     "softmax": Concept(
         "a softmax",
         _SOFTMAX_TORCH,
-        (
-            "torch.nn.Softmax",
-            "torch.nn.LogSoftmax",
-            "torch.nn.Softmin",
-            "torch.nn.CrossEntropyLoss",
-        ),
+        _SOFTMAX_MODULES,
         _SOFTMAX_COURSE,
+        _SOFTMAX_PACKAGES,
     ),
     "attention": Concept(
         "attention",
-        _SOFTMAX_TORCH + _ATTENTION_TORCH,
-        ("torch.nn.Softmax", "torch.nn.LogSoftmax", *_TRANSFORMER_MODULES),
+        _SOFTMAX_TORCH,
+        _SOFTMAX_MODULES,
         (
             *_SOFTMAX_COURSE,
             "attncourse.attention.dot_product.scaled_dot_product_attention",
@@ -96,6 +113,7 @@ CONCEPTS = {
             "attncourse.attention.chunked.chunked_attention",
             "attncourse.attention.multihead.MultiHeadAttention.forward",
         ),
+        _SOFTMAX_PACKAGES,
     ),
     "layer_norm": Concept(
         "LayerNorm",
@@ -129,14 +147,20 @@ CONCEPTS = {
     ),
     "entropy": Concept(
         "an entropy",
-        ("torch.special.entr",),
-        (),
+        (  # -p log p itself, and the losses that sum it (H(p) is the cross-entropy of p with p)
+            "torch.special.entr",
+            "torch.nn.functional.cross_entropy",
+            "torch.nn.functional.kl_div",
+            "torch.nn.functional.binary_cross_entropy",
+        ),
+        ("torch.nn.CrossEntropyLoss", "torch.nn.KLDivLoss", "torch.nn.BCELoss"),
         (
             "attncourse.metrics.attention_entropy",
             "attncourse.metrics.normalized_entropy",
             "attncourse.metrics.entropy",
             "attncourse.metrics.mutual_information",
         ),
+        ("torch.distributions",),  # every distribution's .entropy()
     ),
     "autograd": Concept(
         "a derivative by automatic differentiation",
@@ -153,6 +177,18 @@ CONCEPTS = {
             "torch.func.vjp",
             "torch.func.jvp",
             "torch.func.grad",
+            "torch.Tensor.grad_fn",  # calling a tensor's grad_fn runs its backward
+        ),
+        (),
+        (),
+        # forward-mode AD, torch.func's transforms, the autograd graph's nodes and the
+        # numerical and analytical Jacobians of gradcheck
+        (
+            "torch.func",
+            "torch.autograd.forward_ad",
+            "torch.autograd.functional",
+            "torch.autograd.gradcheck",
+            "torch.autograd.graph",
         ),
     ),
     "gradient_clipping": Concept(
@@ -296,6 +332,15 @@ def targets(concepts, *, course: bool = True) -> dict[str, str]:
         names = concept.torch + concept.modules + (concept.course if course else ())
         for qualified in names:
             found.setdefault(qualified, concept.description)  # the first concept names it
+    return found
+
+
+def packages(concepts) -> dict[str, str]:
+    """{torch module: what it computes}: whole modules refused for the concepts."""
+    found = {}
+    for name in concepts:
+        for package in CONCEPTS[name].packages:
+            found.setdefault(package, CONCEPTS[name].description)
     return found
 
 

@@ -1243,9 +1243,10 @@ assert I_1 == 0 and I_2 == 0 and abs(I_y - 1) < 1e-12
 #
 # ### A.10 Cross-attention in source 000 (Def. 14.3.12, Lemma 14.3.16, Thm. 14.3.9)
 #
-# **Claim check — Def. 14.3.12 (Eq. 14.3.28) ✓.** $Z_\text{cross} = \text{Attention}(Q_\text{dec},
-# K_\text{enc}, V_\text{enc})$: the chapter's Luong models are exactly this, with $Q = s_t$ and
-# $K = V = h$ (section 3 computed their weights by hand).
+# **Claim check — Def. 14.3.12 (Eq. 14.3.28) ✓.**
+# $Z_\text{cross} = \text{Attention}(Q_\text{dec}, K_\text{enc}, V_\text{enc})$: the chapter's
+# Luong models are exactly this, with $Q = s_t$ and $K = V = h$ (section 3 computed their weights
+# by hand).
 #
 # **Claim check — Lemma 14.3.16 (Eq. 14.3.29) ✗ wrong as printed.** "I(Z_cross; Y) ≤ I(Z_enc; Y)":
 # $Z_\text{cross}$ is a function of the encoder output **and of the decoder's query**. The

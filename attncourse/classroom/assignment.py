@@ -6,7 +6,10 @@ cell names its checks: calls such as ``check_softmax(my_softmax)`` and, among th
 ``attncourse.exercises.engine.Exercise`` of an ``attncourse.exercises.chNN`` module. ``read``
 turns a notebook into ``Exercise``s of this module's kind: the grade id and points, the answer
 cells' ids, and every (check, function, seed) to run; plus ``setup``, the notebook's import lines
-that answers may rely on (``torch``, ``math``, ``F``, ...).
+that answers may rely on (``torch``, ``math``, ``F``, ...: those of the modules an answer may
+use, ``attncourse.exercises.scan.IMPORTABLE``), and ``imports``, what every import line of the
+notebook binds, so that the grader reads a name as the learner's kernel knows it (``plt`` is
+matplotlib's, and refused as such, with the visible check's words).
 
 The instructor notebook is trusted: only its cells decide what is checked, never a submission's.
 """
@@ -19,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.engine import Exercise as Declaration
-from ..exercises.scan import imports_of
+from ..exercises.scan import IMPORTABLE, imports_of, python_of
 from .notebooks import UsageError, read_notebook
 
-# what an answer may rely on from the notebook's imports (answers may not use the course's own
-# package, so it is not among them; nor are plotting and widgets, which only cost time)
-SETUP_MODULES = frozenset({"torch", "numpy", "math", "functools", "itertools", "collections"})
+# what an answer may rely on from the notebook's imports: the modules an answer may use (not the
+# course's own package, nor plotting and widgets, which only cost time)
+SETUP_MODULES = frozenset(IMPORTABLE)
 
 
 @dataclass(frozen=True)
@@ -113,24 +116,26 @@ def _calls(source: str, path: Path, grade_id: str) -> list[Check]:
     return checks
 
 
-def _setup(cells) -> str:
-    """The import lines of the notebook's ordinary code cells, for the modules answers may use."""
-    lines = []
+def _imports(cells) -> tuple[str, str]:
+    """(the import lines of the notebook's ordinary code cells for the modules answers may use,
+    every import line of them): what the sandbox runs first, and what names mean."""
+    setup, every = [], []
     for cell in cells:
         if cell.get("cell_type") != "code" or nbgrader_meta(cell):
             continue
         try:
-            tree = ast.parse(cell.get("source", ""))
-        except SyntaxError:
-            continue  # magics: nothing to import there
+            tree = python_of(cell.get("source", ""))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
         for node in tree.body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0):
                 module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
-                if (module or "").split(".")[0] in SETUP_MODULES:
-                    line = ast.unparse(node)
-                    if line not in lines:
-                        lines.append(line)
-    return "\n".join(lines)
+                line = ast.unparse(node)
+                if line not in every:
+                    every.append(line)
+                if (module or "").split(".")[0] in SETUP_MODULES and line not in setup:
+                    setup.append(line)
+    return "\n".join(setup), "\n".join(every)
 
 
 def read(path: Path) -> Assignment:
@@ -153,5 +158,5 @@ def read(path: Path) -> Assignment:
                 Exercise(meta["grade_id"], float(meta.get("points", 0)), answers, checks)
             )
             answers = []
-    setup = _setup(nb.cells)
-    return Assignment(Path(path), exercises, setup, imports_of(setup))
+    setup, every = _imports(nb.cells)
+    return Assignment(Path(path), exercises, setup, imports_of(every))

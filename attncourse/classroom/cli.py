@@ -1,9 +1,9 @@
 """The ``attncourse`` command: release student copies, grade submissions, start the course.
 
     attncourse release [NOTEBOOK ...] --out DIR [--force] [--source DIR]
-    attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--json FILE] [--feedback DIR]
-                     [--timeout SECONDS] [--notebook-timeout SECONDS] [--memory MB]
-                     [--source DIR] [--no-sandbox]
+    attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--csv-format {attncourse,nbgrader}]
+                     [--json FILE] [--feedback DIR] [--timeout SECONDS]
+                     [--notebook-timeout SECONDS] [--memory MB] [--source DIR] [--no-sandbox]
     attncourse progress [NN ...] [--workspace DIR] [--source DIR]
     attncourse start [--workspace DIR] [--source DIR] [--no-browser] [--port N] [--ip ADDRESS]
                      [--instructor] [--dry-run] [JUPYTER LAB OPTIONS ...]
@@ -60,8 +60,10 @@ def _parser() -> argparse.ArgumentParser:
         help="grade submissions headless, in a sandbox, with hidden tests",
         description="Grade submitted notebooks against the instructor notebook of the same file "
         "name. Each submission's answers run in a bubblewrap sandbox of their own; the checks "
-        "(visible and hidden) are computed by the grader, outside it. Prints the points per "
-        "exercise (grade_id) and the total.",
+        "(visible and hidden, the hidden ones on fresh random inputs at every run) are computed "
+        "by the grader, outside it. Prints the points per exercise (grade_id) and the total. "
+        "The student is the folder under submitted/ (nbgrader's submitted/STUDENT/ASSIGNMENT/"
+        "NN_name.ipynb), else the folder holding the notebook.",
     )
     p.add_argument(
         "submissions", nargs="+", metavar="SUBMISSION", help="submitted notebooks (NN_name.ipynb)"
@@ -70,11 +72,24 @@ def _parser() -> argparse.ArgumentParser:
         "-j", "--jobs", type=int, metavar="N", help="submissions graded at once (default: cores)"
     )
     p.add_argument(
-        "--csv", type=Path, metavar="FILE", help="one row per student, one column per exercise"
+        "--csv",
+        type=Path,
+        metavar="FILE",
+        help="a gradebook: one row per student and assignment, one column per exercise",
+    )
+    p.add_argument(
+        "--csv-format",
+        choices=("attncourse", "nbgrader"),
+        default="attncourse",
+        help="attncourse: student, assignment, exercises, total, max_points, percentage; "
+        "nbgrader: the columns of `nbgrader export` (default: attncourse)",
     )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     p.add_argument(
-        "--feedback", type=Path, metavar="DIR", help="write an HTML report per submission"
+        "--feedback",
+        type=Path,
+        metavar="DIR",
+        help="write an HTML report per submission: DIR/STUDENT/ASSIGNMENT/NOTEBOOK.html",
     )
     p.add_argument(
         "--timeout",
@@ -87,14 +102,16 @@ def _parser() -> argparse.ArgumentParser:
         "--notebook-timeout",
         type=float,
         metavar="SECONDS",
-        help="time limit for a whole notebook (default: the larger of 600 and 10 x --timeout)",
+        help="time limit for a whole notebook, replays after a hang included (default: the "
+        "larger of 600 and 10 x --timeout)",
     )
     p.add_argument(
         "--memory",
         type=int,
         default=3072,
         metavar="MB",
-        help="memory per submission (default 3072)",
+        help="memory per submission: all its processes together where a cgroup can be made, "
+        "and each process in any case (default 3072)",
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
     p.add_argument(
@@ -259,7 +276,7 @@ def main(argv=None) -> int:
             if args.json is not None:
                 write_json(results, args.json, args.timeout)
             if args.csv is not None:
-                write_csv(results, args.csv)
+                write_csv(results, args.csv, args.csv_format)
             if args.feedback is not None:
                 written = feedback.write(results, args.feedback)
                 print(f"wrote {len(written)} feedback reports under {args.feedback}")
@@ -294,8 +311,10 @@ def main(argv=None) -> int:
                 ip=args.ip,
                 extra=extra,
             )
-    except UsageError as e:
-        print(f"attncourse {args.command}: error: {e}", file=sys.stderr)
+    except UsageError as e:  # it may quote a path a student named: shown without escapes
+        from .output import clean
+
+        print(f"attncourse {args.command}: error: {clean(e, 4000)}", file=sys.stderr)
         return 2
     return 0
 

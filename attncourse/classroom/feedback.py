@@ -1,15 +1,22 @@
 """An HTML report per graded submission: each exercise's points and what its check said.
 
 The notes are the grader's (the visible check's message, or "passed the visible check but not the
-hidden tests"), never a hidden test, its inputs or a traceback; everything is escaped.
+hidden tests"), never a hidden test, its inputs or a traceback; everything is escaped and shown
+without invisible characters. The reports are laid out as nbgrader lays out feedback,
+``<folder>/<student>/<assignment>/<notebook>.html``, each part written reversibly
+(``attncourse.classroom.output.path_part``), so no two students, assignments or notebooks share
+a file; two reports whose paths differ only in letter case (or an odd file named like another's
+report) get a suffix of their own, so they stay apart on a file system that ignores case too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 from pathlib import Path
 
-from .marking import Graded, clean
+from .marking import Graded
+from .output import clean, path_part, shown
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em}"
@@ -24,11 +31,11 @@ def render(result: Graded) -> str:
         status = "full" if e.points >= e.max_points else "lost"
         note = html.escape(clean(e.note, 1000)) if e.note else "✓ all checks passed"
         rows.append(
-            f"<tr><td>{html.escape(e.grade_id)}</td><td class='{status}'>{e.points:g} / "
-            f"{e.max_points:g}</td><td>{note}</td></tr>"
+            f"<tr><td>{html.escape(clean(e.grade_id, 200))}</td><td class='{status}'>"
+            f"{e.points:g} / {e.max_points:g}</td><td>{note}</td></tr>"
         )
     notes = "".join(f"<li>{html.escape(clean(n, 1000))}</li>" for n in result.notes)
-    title = html.escape(f"{result.notebook} — {result.student}")
+    title = html.escape(f"{clean(result.notebook, 200)} — {shown(result.student)}")
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{title}</h1>"
@@ -41,14 +48,26 @@ def render(result: Graded) -> str:
     )
 
 
+def _path(result: Graded) -> Path:
+    name = result.notebook
+    notebook = Path(name).stem if name.endswith(".ipynb") else f"{name}.file"
+    assignment = result.assignment or Path(name).stem
+    return Path(path_part(result.student), path_part(assignment), path_part(notebook) + ".html")
+
+
 def write(results: list[Graded], folder: Path) -> list[Path]:
-    """``folder/<student>/<notebook>.html`` for each result; returns the paths written."""
+    """``folder/<student>/<assignment>/<notebook>.html`` for each result; the paths written."""
+    paths = [_path(result) for result in results]
+    count: dict[str, int] = {}
+    for path in paths:
+        count[str(path).casefold()] = count.get(str(path).casefold(), 0) + 1
     written = []
-    for result in results:
-        student = "".join(c if c.isalnum() or c in "-_." else "_" for c in result.student)
-        path = (
-            Path(folder) / (student.strip(".") or "student") / f"{Path(result.notebook).stem}.html"
-        )
+    for result, path in zip(results, paths):
+        if count[str(path).casefold()] > 1:  # "Bob" and "bob" where case does not count
+            key = "\0".join([result.student, result.assignment, result.submission])
+            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+            path = path.with_name(f"{path.stem}~{digest}.html")
+        path = Path(folder) / path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(result), encoding="utf-8")
         written.append(path)

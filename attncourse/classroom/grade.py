@@ -4,26 +4,48 @@ Each submission is matched by file name to an instructor notebook and marked by
 ``attncourse.classroom.marking`` in a sandbox of its own, ``jobs`` at a time; a submission that
 cannot be read, hangs or crashes costs only its own exercises, never the batch. The results are
 printed as they come, and written as JSON (``write_json``), as a CSV table with one row per
-student (``write_csv``) and as an HTML report per submission (``attncourse.classroom.feedback``).
+student and assignment (``write_csv``; ``csv_format="nbgrader"`` writes nbgrader's own export
+columns) and as an HTML report per student and notebook (``attncourse.classroom.feedback``).
 
-The student of a submission is named by its folder: ``submitted/<student>/<assignment>/NN.ipynb``
-(nbgrader's layout) or ``<student>/NN.ipynb``.
+**Who a submission is.** In nbgrader's layout, ``submitted/<student>/<assignment>/<file>.ipynb``,
+the student is always the folder right under ``submitted/`` and the assignment the folder under
+it, whatever they are named; without a ``submitted/`` folder in its path
+(``<student>/<file>.ipynb``) the student is the folder holding the notebook and the assignment
+the notebook's name. Student ids are kept exactly as the folders spell them (cleaned only for
+display, ``attncourse.classroom.output``). Two submissions of the same student, assignment and
+notebook are an error naming both paths, never merged: from two folders taken for one student
+(a layout ``grade`` cannot read) nothing is graded; from inside one student's folder that
+student's copies score 0 with the reason, and the class is graded.
+
+**What stops the batch, and what costs one submission.** An instructor's own mistake stops at
+once, before anything is graded: no instructor notebooks in ``source``, no submission that exists,
+none named like an instructor notebook (a wrong ``--source``), two folders taken for one student.
+Anything about one submission is that submission's 0 with the reason, and the others
+are graded: a path that does not exist, a folder named like a notebook, a symbolic link (the file
+or one of its folders under the student's: a link to a classmate's work or to the instructor's
+notebook is not the student's), a hard link to an instructor notebook, a file that is not a
+notebook, or one named like no instructor notebook (the reason names the one it might be, such
+as ``01_attention_as_selection.ipynb`` for ``01_attention_as_selection-Copy1.ipynb``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import csv
-import json
+import difflib
 import os
 import queue
+import re
+import secrets
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from . import assignment as assignments
+from .cgroup import available as cgroup_available
 from .course import DEFAULT_TIMEOUT, Course
-from .marking import Graded, Mark, clean, mark
+from .marking import Graded, Mark, mark
 from .notebooks import (
     DEFAULT_SOURCE,
     NOTEBOOK_GLOB,
@@ -32,25 +54,123 @@ from .notebooks import (
     graded_cells,
     read_notebook,
 )
+from .output import clean, csv_cell, json_text, shown
 from .sandbox import Limits, SandboxUnavailable, check_sandbox
 
+SUBMITTED = "submitted"  # nbgrader's folder of submissions
+CSV_FORMATS = ("attncourse", "nbgrader")
+NBGRADER_COLUMNS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
+_TIMESTAMP = re.compile(  # nbgrader's "2024-05-30 13:52:29.404346 UTC"
+    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,9})?( ?[A-Z]{1,5}|[+-]\d\d:?\d\d)?"
+)
 
-def instructor_for(submission: Path, source: Path) -> Path:
-    instructor = Path(source) / submission.name
-    if not instructor.is_file():
-        known = ", ".join(p.name for p in sorted(Path(source).glob(NOTEBOOK_GLOB))) or "none"
-        raise UsageError(
-            f"{submission}: no instructor notebook named {submission.name} in {source} "
-            f"(submissions are matched by file name; known: {known})"
+
+# ------------------------------------------------------------------------------- identity
+
+
+def _absolute(path) -> Path:
+    return Path(os.path.abspath(path))  # ".." resolved by name, links left as they are
+
+
+def identity(path) -> tuple[str, str, Path]:
+    """(student, assignment, the student's folder) of a submission (see the module docstring)."""
+    absolute = _absolute(path)
+    folders = absolute.parts[:-1]
+    if SUBMITTED in folders[:-1]:  # the outermost: a student's own folder named so changes nothing
+        at = folders.index(SUBMITTED)
+        below = folders[at + 1 :]
+        if below:
+            assignment = below[1] if len(below) > 1 else absolute.stem
+            return below[0], assignment, Path(*folders[: at + 2])
+    return absolute.parent.name or absolute.stem, absolute.stem, absolute.parent
+
+
+def student_of(path) -> str:
+    """The student a submission belongs to: the folder under ``submitted/``, else its folder."""
+    return identity(path)[0]
+
+
+def _suggest(name: str, known: list[str]) -> str | None:
+    """The instructor notebook a misnamed submission might be (``-Copy1``, `` (2)``, a typo)."""
+    stem = Path(name).stem
+    starts = [k for k in known if stem.startswith(Path(k).stem)]
+    if starts:
+        return max(starts, key=len)
+    number = [k for k in known if k[:3] == name[:3] and name[:2].isdigit()]
+    if len(number) == 1:
+        return number[0]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _problem(path: Path, student_folder: Path, known: list[str], inodes: dict) -> str | None:
+    """Why ``path`` cannot be graded as a student's own notebook, or None."""
+    absolute = _absolute(path)
+    try:
+        info = os.lstat(absolute)
+    except FileNotFoundError:
+        return "there is no such file"
+    except OSError as error:
+        return f"it cannot be read ({error.strerror})"
+    folder = absolute.parent
+    while folder != student_folder.parent and folder != folder.parent:
+        if folder.is_symlink():
+            return (
+                f"its folder {clean(folder, 200)} is a symbolic link: only a student's own files "
+                "are graded"
+            )
+        folder = folder.parent
+    if stat.S_ISLNK(info.st_mode):
+        return (
+            "it is a symbolic link (to a classmate's work, or to the instructor's notebook?): "
+            "only a student's own files are graded"
         )
-    return instructor
+    if stat.S_ISDIR(info.st_mode):
+        return "it is a folder, not a notebook file"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a plain file"
+    if (info.st_dev, info.st_ino) in inodes:
+        return "it is an instructor notebook itself (a hard link to it)"
+    if absolute.suffix != ".ipynb":
+        return "it is not a notebook (a .ipynb file)"
+    if absolute.name not in known:
+        guess = _suggest(absolute.name, known)
+        return (
+            f"there is no instructor notebook named {clean(absolute.name, 120)}"
+            + (f"; it might be {guess} (rename it to grade it)" if guess else "")
+            + f" (known: {', '.join(known)})"
+        )
+    return None
 
 
-def student_of(path: Path) -> str:
-    """``submitted/<student>/<assignment>/<notebook>`` or ``<student>/<notebook>``."""
-    parent = path.parent
-    name = parent.parent.name if parent.name == path.stem and parent.parent.name else parent.name
-    return clean(name or path.stem, 80)
+def _timestamp(folder: Path) -> str:
+    """nbgrader's ``timestamp.txt`` beside a submission, when it holds a date and time."""
+    try:
+        fd = os.open(folder / "timestamp.txt", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        text = os.read(fd, 200).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+    return text if _TIMESTAMP.fullmatch(text) else ""
+
+
+# ------------------------------------------------------------------------------- grading
 
 
 def prepare(notebooks: dict[str, Path]) -> dict[str, tuple]:
@@ -70,19 +190,52 @@ def prepare(notebooks: dict[str, Path]) -> dict[str, tuple]:
     return prepared
 
 
-def _safely(path: Path, student: str, prepared, slots: queue.Queue, **options) -> Graded:
+def hidden_seeds(assignment) -> dict:
+    """Fresh seeds for the hidden checks of every exercise, drawn from the operating system's
+    randomness at every grading run (the visible checks keep the notebook's seeds)."""
+    return {
+        (exercise.grade_id, check): secrets.randbits(62)
+        for exercise in assignment.exercises
+        for check in exercise.checks
+        if check.hidden
+    }
+
+
+def _safely(task: dict, prepared, slots: queue.Queue, **options) -> Graded:
     """``mark`` one submission; whatever goes wrong stays in its own result."""
     assignment, release_cells = prepared
     slot = slots.get()
     try:
-        return mark(path, student, assignment, release_cells, slot=slot, **options)
+        return mark(
+            task["path"],
+            task["student"],
+            assignment,
+            release_cells,
+            slot=slot,
+            assignment_name=task["assignment"],
+            **options,
+        )
     except Exception as error:  # the grader's own failure: this submission only
-        result = Graded(str(path), assignment.path.name, student)
+        result = Graded(str(task["path"]), assignment.path.name, task["student"])
+        result.assignment = task["assignment"]
         note = clean(f"not graded, the grader failed on it: {type(error).__name__}: {error}")
         result.exercises = [Mark(e.grade_id, 0.0, e.points, note) for e in assignment.exercises]
         return result
     finally:
         slots.put(slot)
+
+
+def _refused(task: dict, problem: str, prepared) -> Graded:
+    """The result of a submission that is not graded: 0 with the reason."""
+    result = Graded(str(task["path"]), task["notebook"], task["student"])
+    result.assignment = task["assignment"]
+    result.notes.append(clean(f"not graded: {problem}"))
+    if prepared is not None:
+        result.exercises = [
+            Mark(e.grade_id, 0.0, e.points, clean(f"not graded: {problem}"))
+            for e in prepared[0].exercises
+        ]
+    return result
 
 
 def grade(
@@ -98,7 +251,7 @@ def grade(
     echo=print,
 ) -> list[Graded]:
     """Grade each submission against the instructor notebook of the same file name, ``jobs`` at
-    a time (default: one per CPU core); results in the order given."""
+    a time (default: one per CPU core); results in the order given (one per distinct path)."""
     if not submissions:
         raise UsageError("no submissions given")
     if timeout <= 0:
@@ -108,42 +261,129 @@ def grade(
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    paths = [Path(s) for s in submissions]
-    notebooks = {}
-    for p in paths:  # check every input before grading anything
-        if not p.is_file():
-            raise UsageError(f"{p}: no such submission")
-        if p.suffix != ".ipynb":
-            raise UsageError(f"{p}: not a notebook (expected a .ipynb file)")
-        notebooks.setdefault(p.name, instructor_for(p, source))
+    instructor = {p.name: p for p in sorted(Path(source).glob(NOTEBOOK_GLOB)) if p.is_file()}
+    if not instructor:
+        raise UsageError(f"no instructor notebooks (NN_name.ipynb) in {source}: check --source")
+    known = list(instructor)
+    inodes = set()
+    for path in instructor.values():
+        info = path.stat()
+        inodes.add((info.st_dev, info.st_ino))
+
+    tasks, seen, owners = [], set(), {}
+    for given in submissions:
+        absolute = _absolute(given)
+        if absolute in seen:  # the same file named twice is one submission
+            continue
+        seen.add(absolute)
+        student, assignment, folder = identity(given)
+        problem = _problem(Path(given), folder, known, inodes)
+        notebook = absolute.name
+        if problem and absolute.name not in known and assignment == absolute.stem:
+            guess = _suggest(absolute.name, known)  # its row is the notebook it might be
+            assignment = Path(guess).stem if guess else assignment
+        key = (student, assignment, notebook)
+        twice = None
+        if key in owners and problem != "there is no such file":
+            other = owners[key]
+            both = (
+                f"{clean(other['path'], 300)} and {clean(given, 300)} are both "
+                f"{shown(student)!r}'s {clean(notebook, 120)} of {shown(assignment)!r}"
+            )
+            if other["folder"] != folder:  # two folders taken for one student: the layout
+                raise UsageError(
+                    f"{both}: grade one of them (the student is the folder under {SUBMITTED}/, "
+                    "or the folder holding the notebook)"
+                )
+            twice = f"{both}: the student keeps one copy"  # in one student's folder: theirs
+            other["problem"] = other["problem"] or twice
+        task = {
+            "path": Path(given),
+            "student": student,
+            "assignment": assignment,
+            "notebook": notebook,
+            "folder": folder,
+            "problem": problem or twice,
+        }
+        owners.setdefault(key, task)
+        tasks.append(task)
+    gradable = [t for t in tasks if t["problem"] is None]
+    if not gradable:
+        if all(t["problem"] == "there is no such file" for t in tasks):
+            raise UsageError(f"{tasks[0]['path']}: no such submission")
+        if not any(t["notebook"] in known for t in tasks):
+            raise UsageError(
+                f"none of the submissions is named like an instructor notebook in {source}: "
+                f"{clean(tasks[0]['path'], 300)}: {tasks[0]['problem']}; check --source"
+            )
+        raise UsageError(f"{tasks[0]['path']}: nothing to grade: {tasks[0]['problem']}")
     if sandbox:
         try:
             check_sandbox()
         except SandboxUnavailable as error:
             raise UsageError(str(error)) from None
-    prepared = prepare(notebooks)
+        if cgroup_available() is None:
+            print(
+                "attncourse grade: no cgroup can be made here: memory is limited per process "
+                f"({limits.memory_mb} MB each), not for a submission's processes together",
+                file=sys.stderr,
+            )
+    needed = sorted({t["notebook"] for t in tasks if t["notebook"] in known})
+    prepared = prepare({name: instructor[name] for name in needed})
+    seeds = {name: hidden_seeds(prepared[name][0]) for name in prepared}
+    hidden = [Path(source), *instructor.values()]
+    for task in tasks:  # the sandbox sees no submission, wherever they are kept
+        hidden += [task["folder"], _absolute(task["path"])]
+        if SUBMITTED in task["folder"].parts:
+            hidden.append(task["folder"].parent)
+    for task in tasks:
+        if task["problem"] is None and task["folder"] != _absolute(task["path"]).parent:
+            task["timestamp"] = _timestamp(_absolute(task["path"]).parent)
 
     from tqdm.auto import tqdm
 
-    show = progress if progress is not None else len(paths) > 1
-    bar = tqdm(total=len(paths), desc="grading", unit="notebook", file=sys.stderr, disable=not show)
+    show = progress if progress is not None else len(tasks) > 1
+    bar = tqdm(total=len(tasks), desc="grading", unit="notebook", file=sys.stderr, disable=not show)
     write = bar.write if show else echo
     slots: queue.Queue = queue.Queue()
     for slot in range(jobs):
         slots.put(slot)
-    options = {"sandbox": sandbox, "timeout": timeout, "budget": notebook_timeout, "limits": limits}
-    results: list[Graded | None] = [None] * len(paths)
+    options = {
+        "sandbox": sandbox,
+        "timeout": timeout,
+        "budget": notebook_timeout,
+        "limits": limits,
+        "hidden_paths": tuple(dict.fromkeys(hidden)),
+    }
+    results: list[Graded | None] = [None] * len(tasks)
+    for index, task in enumerate(tasks):
+        if task["problem"] is not None:
+            results[index] = _refused(task, task["problem"], prepared.get(task["notebook"]))
+            write(format_result(results[index]))
+            bar.update()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(_safely, p, student_of(p), prepared[p.name], slots, **options): i
-            for i, p in enumerate(paths)
+            pool.submit(
+                _safely,
+                task,
+                prepared[task["notebook"]],
+                slots,
+                hidden_seeds=seeds[task["notebook"]],
+                **options,
+            ): index
+            for index, task in enumerate(tasks)
+            if task["problem"] is None
         }
         for future in concurrent.futures.as_completed(futures):
             result = results[futures[future]] = future.result()
+            result.timestamp = tasks[futures[future]].get("timestamp", "")
             write(format_result(result))
             bar.update()
     bar.close()
     return results
+
+
+# ------------------------------------------------------------------------------- reports
 
 
 def _number(x: float) -> str:
@@ -153,7 +393,7 @@ def _number(x: float) -> str:
 def format_result(result: Graded) -> str:
     width = max([len(e.grade_id) for e in result.exercises] + [5])
     lines = [
-        f"{clean(result.submission, 300)} ({result.student}): {_number(result.points)} / "
+        f"{clean(result.submission, 300)} ({shown(result.student)}): {_number(result.points)} / "
         f"{_number(result.max_points)} points ({result.seconds:.1f} s)"
     ]
     for e in result.exercises:
@@ -169,22 +409,89 @@ def format_result(result: Graded) -> str:
 
 
 def write_json(results: list[Graded], path: Path, timeout) -> None:
+    """Everything, with student ids exactly as given (invisible characters escaped)."""
     data = {"timeout": timeout, "submissions": [r.as_dict() for r in results]}
-    Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    Path(path).write_text(json_text(data), encoding="utf-8")
 
 
-def write_csv(results: list[Graded], path: Path) -> None:
-    """One row per student, one column per exercise (every notebook's), then the total."""
-    columns, rows = [], {}
+def gradebook(results: list[Graded]) -> list[dict]:
+    """One row per student and assignment, in the order first met: the points of each exercise,
+    the total, the maximum (every notebook of the assignment graded in this batch, whether this
+    student's was gradable or not) and the percentage."""
+    maxima: dict[str, dict[str, float]] = {}
     for result in results:
-        row = rows.setdefault(result.student, {})
+        if result.exercises:
+            maxima.setdefault(result.assignment, {})[result.notebook] = result.max_points
+    rows: dict[tuple[str, str], dict] = {}
+    for result in results:
+        row = rows.setdefault(
+            (result.student, result.assignment),
+            {
+                "student": result.student,
+                "assignment": result.assignment,
+                "points": {},
+                "timestamp": "",
+            },
+        )
         for e in result.exercises:
-            if e.grade_id not in columns:
-                columns.append(e.grade_id)
-            row[e.grade_id] = _number(e.points)
-    with open(path, "w", newline="") as handle:
+            row["points"][e.grade_id] = e.points
+        row["timestamp"] = row["timestamp"] or getattr(result, "timestamp", "")
+    for row in rows.values():
+        row["total"] = sum(row["points"].values())
+        row["max_points"] = sum(maxima.get(row["assignment"], {}).values())
+    return list(rows.values())
+
+
+def write_csv(results: list[Graded], path: Path, csv_format: str = "attncourse") -> None:
+    """The gradebook as CSV: ``attncourse`` (student, assignment, one column per exercise, total,
+    max_points, percentage) or ``nbgrader`` (nbgrader's export columns). Every text cell is
+    shown without invisible characters and never as a formula (``attncourse.classroom.output``)."""
+    if csv_format not in CSV_FORMATS:
+        raise UsageError(f"--csv-format must be one of {', '.join(CSV_FORMATS)}")
+    rows = gradebook(results)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *columns, "total"])
-        for student, row in rows.items():
-            total = sum(float(row.get(c, 0)) for c in columns)
-            writer.writerow([student, *(row.get(c, "") for c in columns), _number(total)])
+        if csv_format == "nbgrader":
+            writer.writerow(NBGRADER_COLUMNS)
+            for row in rows:
+                total, maximum = float(row["total"]), float(row["max_points"])
+                writer.writerow(
+                    [
+                        csv_cell(shown(row["assignment"])),
+                        "",
+                        csv_cell(row["timestamp"]),
+                        csv_cell(shown(row["student"])),
+                        "",
+                        "",
+                        "",
+                        str(total),
+                        "0.0",
+                        str(total),
+                        str(maximum),
+                    ]
+                )
+            return
+        columns = list(dict.fromkeys(g for row in rows for g in row["points"]))
+        writer.writerow(
+            [
+                "student",
+                "assignment",
+                *(csv_cell(shown(c)) for c in columns),
+                "total",
+                "max_points",
+                "percentage",
+            ]
+        )
+        for row in rows:
+            maximum = row["max_points"]
+            percentage = f"{100 * row['total'] / maximum:.2f}" if maximum else ""
+            writer.writerow(
+                [
+                    csv_cell(shown(row["student"])),
+                    csv_cell(shown(row["assignment"])),
+                    *(_number(row["points"][c]) if c in row["points"] else "" for c in columns),
+                    _number(row["total"]),
+                    _number(maximum),
+                    percentage,
+                ]
+            )

@@ -1,43 +1,45 @@
-"""Mark one submission: read its answers, refuse what is not from scratch, run the answers in a
-sandbox on inputs the grader chooses, and judge what comes back in the grader's own process.
+"""Mark one submission: read its answers, refuse what breaks the rule for answers, run the answers
+in a sandbox on inputs the grader chooses, and judge what comes back in the grader's own process.
 
 The verdict never depends on anything the submitted code can reach: the hidden tests do not exist
-inside the sandbox, only the inputs of one call at a time go in and only the function's answer
-comes out (as arrays, ``attncourse.classroom.protocol``), and ``Exercise.verdict`` compares it
+inside the sandbox, only the inputs of one check at a time go in and only the function's answers
+come out (as arrays, ``attncourse.classroom.protocol``), and ``Exercise.verdict`` compares them
 with the reference here. Per exercise:
 
 1. its structure (``attncourse.classroom.submission``): a broken one scores 0 with the reason;
-2. its answer's source, read without running it (``attncourse.exercises.scan``): an answer that
-   calls what the exercise re-implements, the course's package, or hides what it calls scores 0;
-3. its answer cells run, then every case of every check the instructor's test cell names (the
-   visible seed first, then the hidden seeds); the first wrong answer ends the exercise.
+2. its answer's source, read without running it (``attncourse.exercises.scan``), with the words
+   the visible check uses: an answer that breaks the rule for answers scores 0;
+3. its answer cells run, then every case of every check the instructor's test cell names: the
+   visible check's own seed first, then the hidden tests, whose inputs are drawn from fresh
+   randomness at every grading run (``hidden_seeds``), so no table of answers can be prepared.
+   The grader accepts exactly one well-formed answer per case it sent (an error ends the cases
+   of that check): anything missing, extra or malformed scores 0. The first wrong answer ends
+   the exercise. On a hidden case the note is one sentence of the grader's own: nothing derived
+   from the hidden inputs or written by the learner (an error's name, a message, which case)
+   reaches a report.
 
 A cell or call that does not answer within ``timeout`` seconds, or a process that dies, costs only
 the exercise it happened in: the sandbox is killed and a fresh one replays the earlier answers
-(without the cell that hung) for the exercises after it.
+(without the cell that hung) for the exercises after it. The whole notebook has ``budget``
+seconds, on one clock that runs through every request, replays included: when it runs out the
+sandbox is killed wherever it is, and the exercises not judged score 0 with that reason.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import time
 from dataclasses import asdict, dataclass, field
 
 from ..exercises import scan
-from ..exercises.engine import error_hint
+from ..exercises.engine import error_hint, from_scratch_message
 from . import protocol
 from .assignment import Assignment, Check
+from .output import clean
 from .sandbox import Died, Limits, Session, Timeout
 from .submission import read_submission
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\x1b]")
-
-
-def clean(text: str, limit: int = 600) -> str:
-    """Printable, one paragraph, at most ``limit`` characters: safe to print and to put in HTML."""
-    text = " ".join(_CONTROL.sub(" ", str(text)).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+__all__ = ["Graded", "Mark", "clean", "mark", "static_problem"]
 
 
 @dataclass
@@ -45,17 +47,19 @@ class Mark:
     grade_id: str
     points: float
     max_points: float
-    note: str = ""  # why points were lost: the visible check's message, never a hidden input
+    note: str = ""  # why points were lost: the grader's words, never a hidden input
 
 
 @dataclass
 class Graded:
     submission: str
     notebook: str
-    student: str
+    student: str  # exactly as the submission's folder names it (cleaned only for display)
     exercises: list[Mark] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    assignment: str = ""  # nbgrader's assignment folder, else the notebook's name
+    timestamp: str = ""  # nbgrader's timestamp.txt beside it, when there is one
 
     @property
     def points(self) -> float:
@@ -73,20 +77,21 @@ class Graded:
 
 def _defined_functions(source: str) -> set[str]:
     try:
-        return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+        tree = scan.python_of(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
 def _called_names(source: str) -> set[str]:
     try:
-        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        return {n.id for n in ast.walk(scan.python_of(source)) if isinstance(n, ast.Name)}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
 
 
 def static_problem(sources: list[str], earlier: dict[str, str], concepts, imports) -> str | None:
-    """The first problem of an exercise's answer, read as a from-scratch answer: its own cells,
+    """The first problem of an exercise's answer against the rule for answers: its own cells,
     and the earlier answer cells whose functions it uses (``earlier``: function name -> source)."""
     todo, read = list(sources), set()
     while todo:
@@ -96,49 +101,84 @@ def static_problem(sources: list[str], earlier: dict[str, str], concepts, import
         read.add(source)
         problems = scan.scan(source, concepts, imports=imports)
         if problems:
-            return f"not from scratch: {problems[0]}"
+            return problems[0]
         todo += [earlier[name] for name in _called_names(source) if name in earlier]
     return None
 
 
-class _Runner:
-    """A sandbox session that comes back after a hang or a crash, with the answers run so far."""
+class BudgetSpent(Exception):
+    """The notebook's time is up (the sandbox is killed)."""
 
-    def __init__(self, setup: str, sandbox: bool, slot: int, limits: Limits, timeout: float):
-        self.setup, self.sandbox, self.slot, self.limits, self.timeout = (
-            setup,
-            sandbox,
-            slot,
-            limits,
-            timeout,
-        )
+
+class _Runner:
+    """A sandbox session that comes back after a hang or a crash, with the answers run so far;
+    every request, the replay's included, ends by the notebook's ``deadline``."""
+
+    def __init__(self, setup: str, options: dict, timeout: float, deadline: float):
+        self.setup, self.options, self.timeout, self.deadline = setup, options, timeout, deadline
         self.session, self.cells = None, []  # cells that ran (or raised) without hanging
+        self.died_of_memory = False
+
+    def _request(self, header: dict, arrays=None, timeout: float | None = None):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.close()
+            raise BudgetSpent()
+        wanted = self.timeout if timeout is None else timeout
+        try:
+            return self.session.request(header, arrays, timeout=min(wanted, left))
+        except Timeout:
+            if wanted > left:  # the notebook's clock ran out, not the call's
+                raise BudgetSpent() from None
+            raise
+        except Died:
+            self.died_of_memory = self.session.out_of_memory()
+            raise
 
     def _start(self) -> None:
-        self.session = Session(sandbox=self.sandbox, slot=self.slot, limits=self.limits)
-        self.session.request({"op": "run", "source": self.setup}, timeout=max(self.timeout, 120))
+        self.session = Session(**self.options)
+        self._request({"op": "run", "source": self.setup}, timeout=max(self.timeout, 120))
         for source in self.cells:
-            self.session.request({"op": "run", "source": source}, timeout=self.timeout)
+            self._request({"op": "run", "source": source})
 
     def request(self, header: dict, arrays=None):
         if self.session is None or not self.session.alive:
             self._start()
-        return self.session.request(header, arrays, timeout=self.timeout)
+        return self._request(header, arrays)
 
     def run_cell(self, source: str) -> str | None:
         """Run an answer cell: None, or the error it raised (its text)."""
         answer, _ = self.request({"op": "run", "source": source})
         self.cells.append(source)
-        return None if answer.get("ok") else clean(answer.get("error", "an error"))
+        return None if answer.get("ok") is True else clean(answer.get("error", "an error"))
 
     def close(self) -> None:
         if self.session is not None:
             self.session.close()
 
 
-def _answers(runner: _Runner, check: Check, cases, concepts) -> list[tuple[dict, object]]:
+class Malformed(Exception):
+    """The answers are not one well-formed answer per case sent."""
+
+
+def _answer_of(entry, out) -> tuple[dict, object]:
+    """One case's answer, checked for its kind: (the answer, its value or None)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool):
+        raise Malformed("an answer that is not a result")
+    if entry["ok"]:
+        if "value" not in entry or not isinstance(entry.get("mutated", False), bool):
+            raise Malformed("a result without its value")
+        return entry, protocol.decode(entry["value"], out)
+    if not isinstance(entry.get("error"), str) or not all(
+        isinstance(entry.get(flag, False), bool) for flag in ("refused", "not_implemented")
+    ):
+        raise Malformed("an error without its description")
+    return entry, None
+
+
+def _answers(runner: _Runner, check: Check, cases, concepts) -> tuple[dict, list]:
     """Call the learner's function on every case (in one request, stopping at the first error):
-    [(answer, value)] in the order of the cases."""
+    (the request's answer, [(answer, value)] one per case answered), or ``Malformed``."""
     arrays: dict = {}
     calls = [
         {
@@ -149,66 +189,87 @@ def _answers(runner: _Runner, check: Check, cases, concepts) -> list[tuple[dict,
     ]
     header = {"op": "calls", "function": check.function, "calls": calls, "concepts": concepts}
     answer, out = runner.request(header, arrays)
-    if not answer.get("ok"):  # the function is not there at all
-        return [(answer, None)]
+    if answer.get("ok") is not True:  # the function is not there at all
+        if answer.get("missing") is True:
+            return answer, []
+        raise Malformed("no results")
+    results = answer.get("results")
+    if not isinstance(results, list) or not 1 <= len(results) <= len(cases):
+        raise Malformed("not one answer per case")
     try:
-        results = answer["results"]
-        if not isinstance(results, list) or not results or len(results) > len(cases):
-            raise protocol.ProtocolError("not one answer per input")
-        return [(r, protocol.decode(r.get("value"), out) if r.get("ok") else None) for r in results]
-    except (protocol.ProtocolError, KeyError, TypeError, AttributeError) as error:
-        runner.close()  # a malformed answer is the submission's, not the grader's
-        raise Died(f"a malformed answer ({error})") from None
+        judged = [_answer_of(entry, out) for entry in results]
+    except (protocol.ProtocolError, KeyError, TypeError, ValueError, AttributeError) as error:
+        raise Malformed(str(error)) from None
+    # every case answered, or the answers up to the first error (which ends the check)
+    if any(not a["ok"] for a, _ in judged[:-1]) or (
+        len(judged) < len(cases) and judged[-1][0]["ok"]
+    ):
+        raise Malformed("not one answer per case")
+    return answer, judged
 
 
-def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str]) -> str | None:
+def hidden_note(name: str, check: Check) -> str:
+    """The note for any failure on a hidden case: the grader's words only."""
+    check_name = check.name.rsplit(".", 1)[-1]
+    return (
+        f"{name} passed the visible check but not the hidden tests of {check_name}, which try "
+        "the same kinds of input with other numbers"
+    )
+
+
+def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str], seeds: dict) -> str | None:
     """Run every case of every check of the exercise: None if all pass, else the note."""
     concepts = list(exercise.concepts)
     for check in sorted(exercise.checks, key=lambda c: c.hidden):
         declaration = check.declaration
-        cases = declaration.inputs(check.seed)
+        seed = seeds.get((exercise.grade_id, check), check.seed) if check.hidden else check.seed
+        cases = declaration.inputs(seed)
         name = check.function
-        for number, (case, (answer, got)) in enumerate(
-            zip(cases, _answers(runner, check, cases, concepts)), 1
-        ):
-            where = (
-                "hidden tests" if check.hidden else f"case {number} of {len(cases)}: {case.label}"
-            )
-            if not answer.get("ok"):
-                if answer.get("missing"):
-                    extra = f" (its cell raised {cell_errors[0]})" if cell_errors else ""
-                    return f"{name} is not defined{extra}"
-                if answer.get("not_implemented"):
+        try:
+            answer, judged = _answers(runner, check, cases, concepts)
+        except Malformed as error:
+            runner.close()  # a malformed answer is the submission's, not the grader's
+            if check.hidden:
+                return hidden_note(name, check)
+            return clean(f"{name}: the answers to its cases were malformed ({error})")
+        except (Timeout, Died):
+            if check.hidden:  # when, and how, it failed on hidden inputs is not said either
+                return hidden_note(name, check)
+            raise
+        if answer.get("missing"):
+            extra = f" (its cell raised {cell_errors[0]})" if cell_errors else ""
+            return f"{name} is not defined{extra}"
+        for number, (case, (result, got)) in enumerate(zip(cases, judged), 1):
+            where = f"case {number} of {len(cases)}: {case.label}"
+            failed = not result["ok"] or result.get("mutated")
+            verdict = None if failed else declaration.verdict(case, got)
+            if (failed or verdict is not None) and check.hidden:
+                return hidden_note(name, check)
+            if not result["ok"]:
+                if result.get("not_implemented"):
                     return f"{name} is not implemented yet"
-                error = clean(answer.get("error", "an error"))
-                if answer.get("refused"):
+                error = clean(result["error"])
+                if result.get("refused"):
                     return f"{name} must be written from scratch, but {error}"
-                hint = error_hint(error)
-                if check.hidden:  # never the hidden inputs, nor the learner's own words on them
-                    kind = error.split(":", 1)[0]
-                    return f"{name} raised {kind} on the hidden tests" + (
-                        f"; hint: {hint}" if hint else ""
-                    )
-                hint = case.on_error or hint
+                hint = case.on_error or error_hint(error)
                 return f"{name} raised {error} ({where})" + (f"; hint: {hint}" if hint else "")
-            if answer.get("mutated"):
+            if result.get("mutated"):
                 return (
                     f"{name} changed its input in place ({where}), e.g. `x -= ...` or "
                     "`x.exp_()`: compute a new tensor instead"
                 )
-            verdict = declaration.verdict(case, got)
-            if verdict is None:
-                continue
-            kind, message = verdict
-            if not check.hidden:
-                return clean(f"{name}: {message} ({where})")
-            if kind == "diagnosis":
-                return clean(f"{name} passed the visible check but not the hidden tests: {message}")
-            return clean(
-                f"{name} passed the visible check but not the hidden tests, which try the same "
-                f"kinds of input with other numbers (it failed on: {case.label})"
-            )
+            if verdict is not None:
+                return clean(f"{name}: {verdict[1]} ({where})")
     return None
+
+
+def _died(error: Died, of_memory: bool, limits: Limits) -> str:
+    if of_memory:
+        return (
+            f"the submission's processes used more than their {limits.memory_mb} MB of memory "
+            "together while this exercise ran"
+        )
+    return clean(f"the submission's process ended while this exercise ran ({error})")
 
 
 def mark(
@@ -222,11 +283,17 @@ def mark(
     timeout: float = 60.0,
     budget: float | None = None,
     limits: Limits = Limits(),
+    hidden_seeds: dict | None = None,
+    hidden_paths=(),
+    assignment_name: str = "",
 ) -> Graded:
-    """Grade one submitted notebook against ``assignment`` (see the module docstring)."""
+    """Grade one submitted notebook against ``assignment`` (see the module docstring).
+    ``hidden_seeds``: {(exercise grade id, hidden check): seed} drawn by the grader for this run
+    (without it, the notebook's own hidden seeds); ``hidden_paths``: what the sandbox must not
+    see (``attncourse.classroom.sandbox.Session``)."""
     started = time.monotonic()
     budget = budget if budget is not None else max(600.0, 10 * timeout)
-    result = Graded(str(path), assignment.path.name, student)
+    result = Graded(str(path), assignment.path.name, student, assignment=assignment_name)
     submission = read_submission(path, release_cells, assignment)
     if submission.unreadable:
         result.notes.append(clean(submission.unreadable))
@@ -237,17 +304,21 @@ def mark(
         result.seconds = time.monotonic() - started
         return result
 
-    runner = _Runner(assignment.setup, sandbox, slot, limits, timeout)
+    options = {"sandbox": sandbox, "slot": slot, "limits": limits, "hidden": hidden_paths}
+    runner = _Runner(assignment.setup, options, timeout, started + budget)
     earlier: dict[str, str] = {}  # function name -> the answer cell that defines it
+    spent = False
     try:
         for exercise in assignment.exercises:
             points, note = 0.0, submission.problems.get(exercise.grade_id)
             sources = [submission.answers[a] for a in exercise.answers if a in submission.answers]
             if note is None:
-                note = static_problem(sources, earlier, exercise.concepts, assignment.imports)
+                problem = static_problem(sources, earlier, exercise.concepts, assignment.imports)
+                if problem is not None:
+                    note = from_scratch_message(exercise.functions[0], problem)
             cell_errors = []
-            if time.monotonic() - started > budget:
-                note = f"not graded: the notebook's {budget:g} s were used up"
+            if spent or time.monotonic() - started > budget:
+                spent, note = True, note or f"not graded: the notebook's {budget:g} s were used up"
             else:
                 try:
                     for source in sources:
@@ -255,14 +326,17 @@ def mark(
                         if error:
                             cell_errors.append(error)
                     if note is None:
-                        note = _judge_exercise(runner, exercise, cell_errors)
+                        note = _judge_exercise(runner, exercise, cell_errors, hidden_seeds or {})
                         points = exercise.points if note is None else 0.0
-                except Timeout:
-                    note = f"stopped after {timeout:g} s without an answer (an endless loop?)"
+                except BudgetSpent:
+                    runner.close()
+                    spent, points = True, 0.0
+                    note = note or f"not graded: the notebook's {budget:g} s were used up"
+                except Timeout:  # the reading's refusal, if there is one, is the reason
+                    stopped = f"stopped after {timeout:g} s without an answer (an endless loop?)"
+                    note = note or stopped
                 except Died as error:
-                    note = clean(
-                        f"the submission's process ended while this exercise ran ({error})"
-                    )
+                    note = note or _died(error, runner.died_of_memory, limits)
             for source in sources:
                 earlier.update(dict.fromkeys(_defined_functions(source), source))
             result.exercises.append(Mark(exercise.grade_id, points, exercise.points, note or ""))

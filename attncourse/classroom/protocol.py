@@ -4,7 +4,10 @@ A message is a JSON header and, for the values it carries, NumPy arrays in ``.np
 length-prefixed; arrays are read back with ``allow_pickle=False``, so nothing the submission sends
 can make the grader run code. Values are tensors, Python numbers, strings, None, and tuples or
 lists of them (``encode`` / ``decode``); anything else travels as a placeholder that names its
-type. Every read is bounded (``MAX_MESSAGE``) and names what was wrong with a malformed message.
+type. Every read is bounded (``MAX_HEADER`` for the JSON, ``MAX_MESSAGE`` and ``MAX_ARRAYS`` for
+the arrays) and names what was wrong with a malformed message. With a ``deadline`` (the grader's
+side), no write and no read waits past it: a peer that stops reading or writing halfway raises
+``Deadline``, never blocks.
 
 Only the grader's own inputs may be richer: ``encode(..., pickle=True)`` sends anything else
 (a sublayer, a module) pickled, for the sandbox to rebuild; the grader's ``decode`` refuses
@@ -17,18 +20,26 @@ import io
 import json
 import os
 import pickle as _pickle
+import select
 import struct
+import time
 import zipfile
 
 import numpy as np
 import torch
 
 MAX_MESSAGE = 256 << 20  # bytes: an answer larger than this is refused
+MAX_HEADER = 4 << 20  # bytes of JSON: the description of the values, never the values
+MAX_ARRAYS = 4096  # arrays in one message
 _LENGTH = struct.Struct(">Q")
 
 
 class ProtocolError(Exception):
     """A message that is not what the protocol allows (too large, malformed, cut short)."""
+
+
+class Deadline(TimeoutError):
+    """The other side did not take or give a whole message before the deadline."""
 
 
 class Placeholder:
@@ -99,7 +110,10 @@ def decode(description, arrays: dict[str, np.ndarray], depth: int = 0, pickled: 
         key, dtype = description.get("key"), _TORCH_DTYPES.get(description.get("dtype"))
         if key not in arrays or dtype is None:
             raise ProtocolError("a tensor whose data is missing")
-        return torch.from_numpy(np.array(arrays[key])).to(dtype)
+        try:
+            return torch.from_numpy(np.array(arrays[key])).to(dtype)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise ProtocolError(f"a tensor that does not load ({type(error).__name__})") from None
     if kind == "plain":
         value = description.get("value")
         if value is not None and not isinstance(value, bool | int | str):
@@ -126,17 +140,39 @@ def decode(description, arrays: dict[str, np.ndarray], depth: int = 0, pickled: 
 # --------------------------------------------------------------------------------- messages
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _wait(fd: int, event: int, deadline: float | None) -> None:
+    """Until ``fd`` is ready for ``event`` (``select.POLLIN`` / ``POLLOUT``), or ``Deadline``."""
+    if deadline is None:
+        return
+    poller = select.poll()
+    poller.register(fd, event)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Deadline("the other side did not answer in time")
+        if poller.poll(max(1, int(left * 1000))):
+            return
+
+
+def _write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        _wait(fd, select.POLLOUT, deadline)
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:  # a non-blocking pipe that filled up again
+            continue
         view = view[written:]
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
+def _read_exactly(fd: int, size: int, deadline: float | None = None) -> bytes:
     chunks, left = [], size
     while left:
-        chunk = os.read(fd, min(left, 1 << 20))
+        _wait(fd, select.POLLIN, deadline)
+        try:
+            chunk = os.read(fd, min(left, 1 << 20))
+        except BlockingIOError:
+            continue
         if not chunk:
             raise EOFError("the other side closed the channel")
         chunks.append(chunk)
@@ -144,38 +180,59 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def send(fd: int, header: dict, arrays: dict[str, np.ndarray] | None = None) -> None:
-    """Write one message: the header as JSON, then the arrays as ``.npz`` (possibly empty)."""
+def send(
+    fd: int,
+    header: dict,
+    arrays: dict[str, np.ndarray] | None = None,
+    deadline: float | None = None,
+    header_limit: int = MAX_HEADER,
+) -> None:
+    """Write one message: the header as JSON, then the arrays as ``.npz`` (possibly empty);
+    ``deadline`` (a ``time.monotonic()`` time): ``Deadline`` rather than wait past it (``fd``
+    should then be non-blocking). ``header_limit``: larger only for the grader's requests (an
+    answer cell's source), which the sandbox reads with the same limit."""
     body = json.dumps(header).encode()
+    if len(body) > header_limit:
+        raise ProtocolError(f"a header of {len(body)} bytes is too large")
     buffer = io.BytesIO()
     if arrays:
         np.savez(buffer, **arrays)
     payload = buffer.getvalue()
     if len(body) + len(payload) > MAX_MESSAGE:
         raise ProtocolError(f"a message of {len(body) + len(payload)} bytes is too large")
-    _write_all(fd, _LENGTH.pack(len(body)) + body + _LENGTH.pack(len(payload)) + payload)
+    data = _LENGTH.pack(len(body)) + body + _LENGTH.pack(len(payload)) + payload
+    _write_all(fd, data, deadline)
 
 
-def receive(fd: int, limit: int = MAX_MESSAGE) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read one message; ``EOFError`` if the other side is gone, ``ProtocolError`` if malformed."""
-    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size))
-    if size > limit:
+def receive(
+    fd: int,
+    limit: int = MAX_MESSAGE,
+    deadline: float | None = None,
+    header_limit: int = MAX_HEADER,
+) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read one message; ``EOFError`` if the other side is gone, ``ProtocolError`` if malformed,
+    ``Deadline`` if it is not all there by ``deadline``."""
+    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, deadline))
+    if size > header_limit:
         raise ProtocolError(f"a header of {size} bytes is too large")
     try:
-        header = json.loads(_read_exactly(fd, size))
-    except (UnicodeDecodeError, ValueError):
-        raise ProtocolError("a header that is not JSON") from None
+        header = json.loads(_read_exactly(fd, size, deadline))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ProtocolError("a header that is not JSON (or nested too deep)") from None
     if not isinstance(header, dict):
         raise ProtocolError("a header that is not an object")
-    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size))
+    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, deadline))
     if size > limit:
         raise ProtocolError(f"a value of {size} bytes is too large")
-    payload = _read_exactly(fd, size)
+    payload = _read_exactly(fd, size, deadline)
     arrays = {}
     if payload:
         try:
             with zipfile.ZipFile(io.BytesIO(payload)) as archive:  # no zip bomb: sizes first
-                if sum(info.file_size for info in archive.infolist()) > limit:
+                entries = archive.infolist()
+                if len(entries) > MAX_ARRAYS:
+                    raise ProtocolError(f"more than {MAX_ARRAYS} arrays")
+                if sum(info.file_size for info in entries) > limit:
                     raise ProtocolError("arrays too large once unpacked")
             with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
                 arrays = {key: npz[key] for key in npz.files}

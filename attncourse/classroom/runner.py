@@ -4,13 +4,18 @@
 
 It reads requests from the grader and writes answers back (``attncourse.classroom.protocol``):
 
-* ``{"op": "run", "source": ...}``: run a cell's code (IPython's ``%magics`` translated, and
-  ignored) in the submission's namespace; answer ``{"ok": true}`` or the error's type and message;
-* ``{"op": "call", "function": name, "concepts": [...]}`` with the arguments as arrays: call the
-  learner's function (under ``attncourse.guard.refusing`` for the exercise's concepts, a second
-  line behind the grader's reading of the source) and answer with what it returned.
+* ``{"op": "run", "source": ...}``: run a cell's code in the submission's namespace, translated
+  exactly as the grader's reading translated it (``attncourse.exercises.scan.python_of``:
+  IPython's ``%time`` and ``%%time`` run their code, other magics nothing); answer
+  ``{"ok": true}`` or the error's type and message;
+* ``{"op": "calls", "function": name, "calls": [...], "concepts": [...]}`` with the arguments as
+  arrays: call the learner's function on each (under ``attncourse.guard.refusing`` for the
+  exercise's concepts, a second line behind the grader's reading of the source), stopping at the
+  first error, and answer with one result per call made.
 
-Nothing here decides a grade: the grader compares the answers in its own process. Started as root
+Nothing here decides a grade: the grader compares the answers in its own process, and accepts
+nothing but one well-formed answer per input it sent (this process is the learner's: its code
+may have changed anything here). Started as root
 (inside the sandbox's namespaces), it first becomes ``UID``, so the process limits apply to it; its
 standard streams go to /dev/null, so printing costs the grader nothing.
 """
@@ -69,29 +74,11 @@ class _Answer:
         protocol.send(self.fd, {**header, "id": self.request_id}, arrays)
 
 
-class _Shell:
-    """``get_ipython()`` for translated magics: ``%timeit f(x)`` and the like do nothing."""
+def _code(source: str):
+    """The cell compiled as the grader read it (``scan.python_of``)."""
+    from attncourse.exercises.scan import python_of
 
-    def run_line_magic(self, *args, **kwargs):
-        return None
-
-    def run_cell_magic(self, *args, **kwargs):
-        return None
-
-    def system(self, *args, **kwargs):
-        return None
-
-    getoutput = system
-
-
-def _python(source: str) -> str:
-    """The cell as Python: IPython's translation of ``%magics`` and ``!commands``, when it has
-    some (plain Python is compiled as it is, without loading IPython)."""
-    if not any(line.lstrip().startswith(("%", "!")) for line in source.splitlines()):
-        return source
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(source)
+    return compile(python_of(source), "<cell>", "exec")
 
 
 def _call(fn, call: dict, arrays, concepts, out: dict) -> dict:
@@ -113,12 +100,18 @@ def _call(fn, call: dict, arrays, concepts, out: dict) -> dict:
             "mutated": not _same(before, args),
         }
     except BaseException as error:  # the learner's code may raise anything, even exit
-        return {
-            "ok": False,
-            "error": _error(error),
-            "refused": isinstance(error, guard.BuiltinCalledError),
-            "not_implemented": isinstance(error, NotImplementedError),
-        }
+        return _failed(error)
+
+
+def _failed(error: BaseException) -> dict:
+    from attncourse import guard
+
+    return {
+        "ok": False,
+        "error": _error(error),
+        "refused": isinstance(error, guard.BuiltinCalledError),
+        "not_implemented": isinstance(error, NotImplementedError),
+    }
 
 
 def serve(requests: int, answers: int) -> None:
@@ -127,20 +120,19 @@ def serve(requests: int, answers: int) -> None:
     from attncourse.classroom import protocol
 
     torch.set_num_threads(1)
-    namespace = {"__name__": "__main__", "get_ipython": _Shell}
+    namespace = {"__name__": "__main__"}
     me = os.getpid()
     while True:
         if os.getpid() != me:  # a child the submission forked came back here: it must not serve
             os._exit(0)
         try:
-            header, arrays = protocol.receive(requests)
+            header, arrays = protocol.receive(requests, header_limit=protocol.MAX_MESSAGE)
         except EOFError:
             return
         answer = _Answer(answers, header.get("id"), me)
         if header.get("op") == "run":
             try:
-                code = compile(_python(str(header.get("source", ""))), "<cell>", "exec")
-                exec(code, namespace)
+                exec(_code(str(header.get("source", ""))), namespace)
                 answer({"ok": True})
             except BaseException as error:  # the learner's code may raise anything, even exit
                 answer({"ok": False, "error": _error(error)})
@@ -154,7 +146,10 @@ def serve(requests: int, answers: int) -> None:
                 results.append(_call(fn, call, arrays, header.get("concepts", ()), out))
                 if not results[-1]["ok"]:
                     break
-            answer({"ok": True, "results": results}, out)
+            try:
+                answer({"ok": True, "results": results}, out)
+            except protocol.ProtocolError as error:  # an answer too large to send
+                answer({"ok": True, "results": [_failed(error)]})
         else:
             answer({"ok": False, "error": "unknown request"})
 

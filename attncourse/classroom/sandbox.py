@@ -5,13 +5,20 @@ it. The sandbox (``bwrap``, Debian/Ubuntu package ``bubblewrap``) gives the proc
 
 * new PID, network, IPC and UTS namespaces: no network, and every process it starts dies with it;
 * a filesystem of its own: the system libraries, the Python installation and the installed
-  ``attncourse`` read-only, an empty private ``/tmp``, and one empty writable working folder — the
-  instructor's notebooks, the hidden tests and the gradebook are not there at all;
+  ``attncourse`` read-only, with whatever the grader names as ``hidden`` (the instructor
+  notebooks, which a wheel installs inside the package, and the submissions) covered by empty
+  folders; and one writable tmpfs of its own of ``Limits.disk_mb``, ``/tmp``, that holds its
+  working folder ``/submission``: nothing it writes reaches the host's disks;
 * an unprivileged user (run as root, the runner drops to a uid of its own before any submitted
-  code runs), and limits on memory, processes, file size and CPU time.
+  code runs), and limits on memory, processes, file size and CPU time: memory and processes for
+  all its processes together when the grader may make a cgroup (``attncourse.classroom.cgroup``),
+  and per process in any case.
 
-``Session(sandbox=False)`` runs the same runner as a plain subprocess with the same limits where
-the system allows them: only for work you trust (``attncourse grade --no-sandbox``).
+Every exchange with it has a deadline: a sandbox that stops reading the grader's requests or
+stops writing its answer halfway costs a ``Timeout``, never a blocked grader.
+
+``Session(sandbox=False)`` runs the same runner as a plain subprocess with the same per-process
+limits where the system allows them: only for work you trust (``attncourse grade --no-sandbox``).
 """
 
 from __future__ import annotations
@@ -20,7 +27,6 @@ import contextlib
 import os
 import resource
 import secrets
-import select
 import shutil
 import signal
 import subprocess
@@ -31,8 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import protocol
+from .cgroup import Group
 
 WORKDIR = "/submission"  # the working folder, as the sandboxed process sees it
+WRITABLE = "/tmp/submission"  # where it is: inside the sandbox's own tmpfs
 SANDBOX_UID = 61000  # + the worker's slot: each concurrent sandbox counts its processes apart
 INSTALL_HINT = (
     "grading runs every submission in a bubblewrap sandbox, and `bwrap` was not found: install "
@@ -55,10 +63,11 @@ class Died(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 3072  # address space of the runner
-    processes: int = 64  # processes and threads of the sandbox's uid
+    memory_mb: int = 3072  # all processes together (cgroup), and each one's address space
+    processes: int = 64  # processes and threads of the sandbox's uid (and cgroup)
     file_mb: int = 64  # largest file it may write
-    cpu_seconds: int = 600  # CPU time of the whole session
+    disk_mb: int = 256  # its writable tmpfs, all files together
+    cpu_seconds: int = 600  # CPU time of each process
 
 
 def _set_limits(limits: Limits) -> None:
@@ -90,7 +99,31 @@ def _read_only_paths() -> list[Path]:
     return sorted(found)
 
 
-def bwrap_command(workdir: Path, uid: int | None) -> list[str]:
+def _masks(bound: list[Path], hidden) -> list[str]:
+    """bwrap arguments that cover each ``hidden`` path found inside a ``bound`` one: an empty
+    read-only folder over a folder, an empty file over a file. A folder that holds something
+    the sandbox needs is left, and its files are covered one by one (name them in ``hidden``)."""
+    args, done, resolved = [], set(), []
+    for path in hidden:
+        try:
+            resolved.append(Path(path).resolve())
+        except (OSError, RuntimeError):
+            continue
+    for path in sorted(set(resolved), key=lambda p: len(p.parts)):  # a folder before its files
+        inside = any(path.is_relative_to(b) for b in bound)
+        if not inside or any(path.is_relative_to(d) for d in done):
+            continue
+        if path.is_dir() and not any(b.is_relative_to(path) for b in bound):
+            args += ["--perms", "0555", "--size", "4096", "--tmpfs", str(path)]
+            args += ["--remount-ro", str(path)]
+            done.add(path)
+        elif path.is_file():
+            args += ["--ro-bind", "/dev/null", str(path)]
+            done.add(path)
+    return args
+
+
+def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list[str]:
     """The bubblewrap command line around the runner (see the module docstring)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -99,18 +132,25 @@ def bwrap_command(workdir: Path, uid: int | None) -> list[str]:
     command += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if os.getuid() != 0:  # unprivileged: a user namespace maps us to nobody
         command += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
-    command += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    # its writable space first: a tmpfs of its own at /tmp (the read-only folders below may lie
+    # inside /tmp on the host, and are bound over it), with the working folder inside
+    size = str(limits.disk_mb << 20)
+    command += ["--perms", "01777", "--size", size, "--tmpfs", "/tmp"]
+    command += ["--proc", "/proc", "--dev", "/dev"]
     made = set()
-    for path in _read_only_paths():
+    bound = _read_only_paths()
+    for path in bound:
         for parent in reversed(path.parents[:-1]):  # parents readable by the dropped uid
             if parent not in made and not path.is_relative_to("/usr"):
                 command += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         command += ["--ro-bind", str(path), str(path)]
+    command += _masks(bound, hidden)
     for link in ("lib", "lib64", "bin", "sbin"):
         if Path(f"/usr/{link}").exists() and Path(f"/{link}").is_symlink():
             command += ["--symlink", f"usr/{link}", f"/{link}"]
-    command += ["--bind", str(workdir), WORKDIR, "--chdir", WORKDIR]
+    command += ["--perms", "01777", "--dir", WRITABLE, "--symlink", WRITABLE, WORKDIR]
+    command += ["--chdir", WORKDIR]
     command += ["--clearenv", "--setenv", "HOME", WORKDIR, "--setenv", "PATH", "/usr/bin"]
     if uid is not None and os.getuid() == 0:
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -118,91 +158,147 @@ def bwrap_command(workdir: Path, uid: int | None) -> list[str]:
 
 
 def check_sandbox() -> None:
-    """Raise ``SandboxUnavailable`` unless a sandbox can be made here (tried once, quickly)."""
-    with tempfile.TemporaryDirectory(prefix="attncourse-sandbox-check-") as tmp:
-        command = bwrap_command(Path(tmp), None) + [sys.executable, "-I", "-c", "pass"]
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise SandboxUnavailable(f"bubblewrap could not start: {error}") from None
-        if result.returncode != 0:
-            raise SandboxUnavailable(
-                "bubblewrap is installed but cannot create a sandbox here "
-                f"({result.stderr.strip()[:300]}); --no-sandbox grades without one (unsafe)"
-            )
+    """Raise ``SandboxUnavailable`` unless a sandbox can be made here and the user the runner drops
+    to can read the Python installation and attncourse in it (tried once, quickly)."""
+    import numpy
+    import torch
+
+    import attncourse
+
+    uid = SANDBOX_UID if os.getuid() == 0 else None
+    needed = [str(Path(m.__file__).resolve()) for m in (attncourse, numpy, torch, protocol)]
+    start = f"for path in {needed!r}:\n    open(path).close()\n"  # readable, without importing
+    if uid is not None:
+        start = f"import os\nos.setgroups([])\nos.setresgid({uid}, {uid}, {uid})\n" + (
+            f"os.setresuid({uid}, {uid}, {uid})\n{start}"
+        )
+    command = bwrap_command(uid) + [sys.executable, "-I", "-c", start]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SandboxUnavailable(f"bubblewrap could not start: {error}") from None
+    if result.returncode != 0:
+        raise SandboxUnavailable(
+            "bubblewrap is installed but cannot run the grader's Python in a sandbox here "
+            f"({result.stderr.strip()[-300:]}); the Python installation and attncourse must be "
+            f"readable by any user (uid {uid}); --no-sandbox grades without one (unsafe)"
+        )
 
 
 class Session:
-    """One running submission: ``request`` sends a message and waits for the answer."""
+    """One running submission: ``request`` sends a message and waits for the answer.
 
-    def __init__(self, *, sandbox: bool, slot: int = 0, limits: Limits = Limits()):
-        self.workdir = Path(tempfile.mkdtemp(prefix="attncourse-submission-"))
+    ``hidden``: paths the sandbox must not see even where they lie inside what it reads (the
+    instructor notebooks, the submissions)."""
+
+    def __init__(
+        self, *, sandbox: bool, slot: int = 0, limits: Limits = Limits(), hidden=(), group=True
+    ):
         uid = SANDBOX_UID + slot
-        if os.getuid() == 0:
-            os.chown(self.workdir, uid, uid)
+        self.workdir = None
+        if not sandbox:  # the runner's working folder on the host (trusted work only)
+            self.workdir = Path(tempfile.mkdtemp(prefix="attncourse-submission-"))
+        self.group = Group.make(limits.memory_mb, limits.processes) if group else None
         requests_read, self.requests = os.pipe()
         self.answers, answers_write = os.pipe()
+        os.set_blocking(self.requests, False)  # a sandbox that stops reading cannot block us
         runner = [sys.executable, "-I", "-m", "attncourse.classroom.runner"]
         runner += [str(requests_read), str(answers_write)]
         if os.getuid() == 0:
             runner += ["--uid", str(uid)]
-        command = (bwrap_command(self.workdir, uid) if sandbox else []) + runner
+        command = (bwrap_command(uid, limits, hidden) if sandbox else []) + runner
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-            pass_fds=(requests_read, answers_write),
-            preexec_fn=lambda: _set_limits(limits),
-            start_new_session=True,
-            cwd=self.workdir,
-        )
+        group_ = self.group
+
+        def child() -> None:  # between fork and exec: limits, then the cgroup
+            _set_limits(limits)
+            if group_ is not None:
+                group_.enter()
+
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self.log,
+                pass_fds=(requests_read, answers_write),
+                preexec_fn=child,
+                start_new_session=True,
+                cwd=self.workdir or "/",
+            )
+        except BaseException:
+            for fd in (requests_read, answers_write, self.requests, self.answers):
+                os.close(fd)
+            self.log.close()
+            if self.group is not None:
+                self.group.remove()
+            raise
         os.close(requests_read)
         os.close(answers_write)
-        self.alive = True
+        self.alive, self.oom = True, False
 
     def request(self, header: dict, arrays=None, timeout: float = 60.0):
-        """(answer header, arrays), or ``Timeout`` / ``Died`` (the session is then closed).
+        """(answer header, arrays), or ``Timeout`` / ``Died`` (the session is then closed):
+        the request written and the whole answer read within ``timeout`` seconds.
 
         Each request carries a fresh random id; an answer with another id (one the submitted code
         wrote itself) is skipped."""
         if not self.alive:
             raise Died("the session was closed")
+        deadline = time.monotonic() + timeout
         request_id = secrets.token_hex(8)
         try:
-            protocol.send(self.requests, {**header, "id": request_id}, arrays)
+            protocol.send(
+                self.requests,
+                {**header, "id": request_id},
+                arrays,
+                deadline,
+                header_limit=protocol.MAX_MESSAGE,
+            )
+        except protocol.Deadline:
+            self.close()
+            raise Timeout(f"the request was not taken within {timeout:g} s") from None
         except (BrokenPipeError, OSError):
             self.close()
             raise Died("the submission's process had ended") from None
-        deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.answers], [], [], max(0.0, left))
-            if not ready:
-                self.close()
-                raise Timeout(f"no answer within {timeout:g} s")
             try:
-                answer, answer_arrays = protocol.receive(self.answers)
+                answer, answer_arrays = protocol.receive(self.answers, deadline=deadline)
+            except protocol.Deadline:
+                self.close()
+                raise Timeout(f"no answer within {timeout:g} s") from None
             except (EOFError, protocol.ProtocolError, OSError) as error:
                 self.close()
                 raise Died(str(error)) from None
             if answer.get("id") == request_id:
                 return answer, answer_arrays
 
+    def out_of_memory(self) -> bool:
+        """Did the kernel end one of its processes for want of memory (cgroup only)?"""
+        if self.alive and self.group is not None:
+            return self.group.oom_kills() > 0
+        return self.oom
+
     def close(self) -> None:
-        """Kill the sandbox and everything in it; remove its working folder."""
+        """Kill the sandbox and everything in it; remove its cgroup and working folder."""
+        if self.group is not None:
+            self.group.kill(rounds=1)  # once: the rest dies with the sandbox's first process
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=30)
         if self.alive:
             for fd in (self.requests, self.answers):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.alive = False
         self.log.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.group is not None:
+            self.oom = self.group.oom_kills() > 0
+            self.group.remove()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self):
         return self

@@ -5,19 +5,24 @@ of the answer (solution) and check (test) cells. What breaks an exercise costs t
 the notebook or the batch:
 
 * an answer cell that is missing, turned into markdown or raw, whose nbgrader metadata changed, or
-  that appears twice with different code;
+  that appears twice with different code (adjacent cells with the same answer's metadata are
+  one answer split in two, as JupyterLab's "split cell" leaves it: they are read as one, in
+  order);
 * a check cell that was deleted, edited, or turned into another type (an exact copy is ignored);
-* in an exercise's stretch of cells, a cell whose ``metadata.nbgrader`` is not a dict or names a
-  grade id the release does not have.
+* in an exercise's stretch of cells, a cell that is not a JSON object, whose ``metadata`` or
+  ``metadata.nbgrader`` is not a dict, or whose grade id is not a string or is unknown to the
+  release.
 
-A file that is not a readable notebook (not JSON, too large, nested too deep, no cell list) is one
-reason for every exercise. Nothing is run here.
+A malformed field costs the exercise whose stretch it is in, never the notebook. A file that is
+not a readable notebook (not JSON, too large, nested too deep, no cell list) is one reason for
+every exercise. Nothing is run here, and every step takes time in proportion to the file.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,25 +48,70 @@ def _source(cell) -> str | None:
 
 def _normal(source: str) -> str:
     """A check cell's visible code: a hidden-tests region (an instructor copy has one; it is never
-    run from a submission) and trailing spaces do not count."""
-    source = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", source, flags=re.S)
+    run from a submission) and trailing spaces do not count. Linear in the source's length,
+    whatever it holds (no regular expression to backtrack)."""
+    begin, end, kept, at = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS", [], 0
+    while True:
+        start = source.find(begin, at)
+        stop = source.find(end, start + len(begin)) if start >= 0 else -1
+        if stop < 0:
+            kept.append(source[at:])
+            break
+        kept.append(source[at:start])
+        at = stop + len(end)
+    source = "".join(kept)
     return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, never through a symbolic link, never from anything but a plain file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("it is not a plain file")
+        if info.st_size > MAX_BYTES:
+            raise ValueError(f"it is larger than {MAX_BYTES >> 20} MB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"it is larger than {MAX_BYTES >> 20} MB")
+    return data
 
 
 def _cells(path: Path) -> list:
     """The raw cells of a notebook file, or ``ValueError`` saying why it cannot be read."""
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"it is larger than {MAX_BYTES >> 20} MB")
+    raw = _read(path)
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(raw)
     except RecursionError:
         raise ValueError("it is nested too deep") from None
     except (UnicodeDecodeError, ValueError) as error:
         raise ValueError(f"it is not JSON ({type(error).__name__})") from None
     cells = data.get("cells") if isinstance(data, dict) else None
-    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+    if not isinstance(cells, list):
         raise ValueError("it has no list of cells")
     return cells
+
+
+def _nbgrader(cell):
+    """(the cell's nbgrader metadata or None, what is malformed about it or None)."""
+    if not isinstance(cell, dict):
+        return None, "a cell is not a JSON object"
+    metadata = cell.get("metadata", {})
+    if not isinstance(metadata, dict):
+        return None, "a cell's metadata is not a dictionary"
+    if "nbgrader" not in metadata:
+        return None, None
+    meta = metadata["nbgrader"]
+    if not isinstance(meta, dict):
+        return None, "a cell's nbgrader metadata is not a dictionary"
+    if not isinstance(meta.get("grade_id"), str):
+        shown = repr(meta.get("grade_id"))[:60]
+        return None, f"a cell's nbgrader grade id is not a string ({shown})"
+    return meta, None
 
 
 def read_submission(path: Path, release_cells: list, assignment: Assignment) -> Submission:
@@ -85,35 +135,27 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
     region, seen_tests = [], set()
     current = 0
     for cell in cells:
-        meta = (
-            cell.get("metadata", {}).get("nbgrader")
-            if isinstance(cell.get("metadata"), dict)
-            else None
-        )
         region.append(assignment.exercises[current] if current < len(order) else None)
-        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        meta, _ = _nbgrader(cell)
+        grade_id = meta["grade_id"] if meta else None
         if grade_id in exercise_of_test and grade_id not in seen_tests:
             seen_tests.add(grade_id)
             current = max(current, order.index(grade_id) + 1)
 
-    found_answers: dict[str, list[str]] = {}
+    found_answers: dict[str, list[tuple[int, str]]] = {}
     found_tests: dict[str, list] = {}
-    for cell, exercise in zip(cells, region):
-        metadata = cell.get("metadata", {})
-        if not isinstance(metadata, dict):
-            fail(exercise, "a cell's metadata is not a dictionary")
+    for index, (cell, exercise) in enumerate(zip(cells, region)):
+        meta, malformed = _nbgrader(cell)
+        if malformed:
+            fail(exercise, malformed)
             continue
-        if "nbgrader" not in metadata:
+        if meta is None:
             continue
-        meta = metadata["nbgrader"]
-        if not isinstance(meta, dict):
-            fail(exercise, "a cell's nbgrader metadata is not a dictionary")
-            continue
-        grade_id = meta.get("grade_id")
+        grade_id = meta["grade_id"]
         if grade_id not in released:
             fail(
                 exercise,
-                f"a cell carries the grade id {str(grade_id)[:60]!r}, unknown to the release",
+                f"a cell carries the grade id {grade_id[:60]!r}, unknown to the release",
             )
             continue
         release_cell = released[grade_id]
@@ -128,7 +170,7 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
             fail(owner, f"the {what} cell {grade_id} was changed into another kind of cell")
             continue
         if grade_id in exercise_of_answer:
-            found_answers.setdefault(grade_id, []).append(source)
+            found_answers.setdefault(grade_id, []).append((index, source))
         elif grade_id in exercise_of_test:
             found_tests.setdefault(grade_id, []).append(source)
 
@@ -137,10 +179,10 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
         expected = _normal(_source(released[exercise.grade_id]) or "")
         if not tests:
             fail(exercise, f"the check cell {exercise.grade_id} was deleted")
-        elif any(_normal(t) != expected for t in tests):
+        elif any(len(t) > 4 * len(expected) + 10_000 or _normal(t) != expected for t in tests):
             fail(exercise, f"the check cell {exercise.grade_id} was edited")
         for answer in exercise.answers:
-            sources = found_answers.get(answer, [])
+            sources = _joined(found_answers.get(answer, []))
             if not sources:
                 fail(exercise, f"the answer cell {answer} is missing")
             elif len(set(sources)) > 1:
@@ -150,3 +192,16 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
             else:
                 result.answers[answer] = sources[0]
     return result
+
+
+def _joined(found: list[tuple[int, str]]) -> list[str]:
+    """The answer's code, one entry per run of adjacent cells (a split cell is one run)."""
+    runs: list[list[str]] = []
+    last = None
+    for index, source in found:
+        if last is not None and index == last + 1:
+            runs[-1].append(source)
+        else:
+            runs.append([source])
+        last = index
+    return ["\n".join(part.rstrip("\n") for part in run) + "\n" for run in runs]

@@ -12,8 +12,10 @@ and, for a from-scratch exercise, the concepts it re-implements (``reimplements`
     check_softmax(my_softmax)            # ✓ my_softmax: all 10 checks passed, or AssertionError
     check_softmax(my_softmax, seed=11)   # the hidden tests: the same kinds of input, other numbers
 
-A check refuses a from-scratch answer that calls what it re-implements before anything else: it
-reads the answer's source (``attncourse.exercises.scan``) and runs it under
+A check refuses an answer that breaks the rule for answers before anything else: it reads the
+answer's cell as the grader does (``attncourse.exercises.scan``: what the exercise re-implements,
+the course's package, private names, lookups by name, imports outside a short list; the same
+words as the grader's) and runs it under
 ``attncourse.guard.refusing``, so neither ``torch.softmax`` under another name nor the course's own
 ``softmax`` (nor anything built on it) passes. Then it compares, case by case, with one tolerance
 rule: a few units of the output dtype's precision at the inputs' magnitude (``tolerance``), so every
@@ -31,7 +33,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import inspect
+import linecache
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,20 +287,48 @@ def _own_source(fn) -> str | None:
     return ast.unparse(lambdas[0]) if len(lambdas) == 1 else None
 
 
-def _learner_sources(fn, seen=None):
-    """(source, namespace) of ``fn`` and of the learner's own functions it calls by name."""
+_KERNEL_CELL = re.compile(r"(^<ipython-input-\d+-)|([/\\]ipykernel_\d+[/\\][^/\\]+\.py$)")
+
+
+def _cell_source(fn) -> str | None:
+    """The whole notebook cell ``fn`` was defined in, when it was (IPython keeps each cell's
+    code under a file name of its own): what the grader reads as the answer cell."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    if not _KERNEL_CELL.search(filename):
+        return None
+    lines = linecache.getlines(filename)
+    return "".join(lines) if lines else None
+
+
+def _learner_sources(fn, seen=None, cells=None):
+    """(source, namespace) of ``fn`` and of the learner's own functions it calls by name: the
+    whole cell for a function defined in a notebook (read as the grader reads the answer
+    cell, with the same line numbers), else the function's own source."""
     seen = set() if seen is None else seen
+    cells = set() if cells is None else cells
     fn = inspect.unwrap(fn)
     if not inspect.isfunction(fn) or fn in seen:
         return
     seen.add(fn)
-    source = _own_source(fn)
-    if source is not None:
-        yield source, fn.__globals__
+    cell = _cell_source(fn)
+    if cell is not None:
+        if cell not in cells:
+            cells.add(cell)
+            yield cell, fn.__globals__
+    else:
+        source = _own_source(fn)
+        if source is not None:
+            yield source, fn.__globals__
     for name in fn.__code__.co_names:
         other = fn.__globals__.get(name)
         if inspect.isfunction(other) and other.__module__ == fn.__module__:
-            yield from _learner_sources(other, seen)
+            yield from _learner_sources(other, seen, cells)
+
+
+def from_scratch_message(name: str, problem: str) -> str:
+    """What the visible check and the grader say when reading an answer finds ``problem`` (a
+    phrase of ``attncourse.exercises.scan``: "line N uses ...: the rule")."""
+    return f"{name} must be written from scratch: {problem}"
 
 
 # ----------------------------------------------------------------------------------- Exercise
@@ -420,8 +452,10 @@ class Exercise:
 
     # the check in the notebook -----------------------------------------------------------
     def static_problems(self, fn) -> list[str]:
-        """What reading the answer's source (and its own helpers') finds: a call to what the
-        exercise re-implements, to the course's package, or a lookup that hides what is called."""
+        """What reading the answer's source (and its own helpers') finds against the rule for
+        answers (``attncourse.exercises.scan``, the grader's own reading): what the exercise
+        re-implements, the course's package, a private name, an import or module answers may
+        not use, or a lookup that hides what is called. In a notebook the whole cell is read."""
         problems = []
         for source, namespace in _learner_sources(fn):
             problems += _scan.scan(source, self.reimplements, namespace=namespace)
@@ -469,7 +503,7 @@ class Exercise:
         name = self.name or getattr(fn, "__name__", "your function")
         problems = self.static_problems(fn)
         if problems:
-            raise AssertionError(f"{name} must be written from scratch: {problems[0]}")
+            raise AssertionError(from_scratch_message(name, problems[0]))
         cases = self.inputs(seed)
         for number, case in enumerate(cases, 1):
             where = f"case {number} of {len(cases)}: {case.label}"

@@ -15,7 +15,7 @@ import pytest
 from classroom_helpers import ALL, CHAPTERS, FIXTURE, FIXTURES, cli, has_graded_cells, read
 
 from attncourse.classroom import sandbox
-from attncourse.classroom.grade import grade, student_of
+from attncourse.classroom.grade import grade, identity, student_of
 
 GRADED = [p for p in ALL if has_graded_cells(p)]
 
@@ -37,7 +37,7 @@ def class_results(released, tmp_path_factory):
     paths = []
     for notebook in GRADED:
         for student, source in (("alice", notebook), ("bob", released[notebook.name])):
-            folder = root / student / notebook.stem  # nbgrader's submitted/<student>/<assignment>/
+            folder = root / "submitted" / student / notebook.stem  # nbgrader's layout
             folder.mkdir(parents=True)
             shutil.copyfile(source, folder / notebook.name)
             paths.append(folder / notebook.name)
@@ -74,7 +74,11 @@ def test_every_chapter_with_exercises_is_graded():
 
 def test_the_student_is_named_by_the_submission_s_folder(tmp_path):
     assert student_of(tmp_path / "submitted" / "ada" / "01_x" / "01_x.ipynb") == "ada"
+    assert student_of(tmp_path / "submitted" / "ada" / "ps1" / "01_x.ipynb") == "ada"
+    assert student_of(tmp_path / "submitted" / "ada" / "01_x.ipynb") == "ada"
     assert student_of(tmp_path / "ada" / "01_x.ipynb") == "ada"
+    assert identity(tmp_path / "submitted" / "ada" / "ps1" / "01_x.ipynb")[:2] == ("ada", "ps1")
+    assert identity(tmp_path / "ada" / "01_x.ipynb")[:2] == ("ada", "01_x")
 
 
 def test_csv_json_and_feedback_reports(released, tmp_path):
@@ -89,15 +93,54 @@ def test_csv_json_and_feedback_reports(released, tmp_path):
     )  # fmt: skip
     assert status == 0, err
     rows = list(csv.reader(table.open()))
-    assert rows[0] == ["student", "test_stable_softmax", "test_weighted_average", "total"]
-    assert sorted(rows[1:]) == [["ann", "2", "1", "3"], ["ben", "0", "0", "0"]]
+    assert rows[0] == [
+        "student",
+        "assignment",
+        "test_stable_softmax",
+        "test_weighted_average",
+        "total",
+        "max_points",
+        "percentage",
+    ]
+    assert sorted(rows[1:]) == [
+        ["ann", FIXTURE.stem, "2", "1", "3", "3", "100.00"],
+        ["ben", FIXTURE.stem, "0", "0", "0", "3", "0.00"],
+    ]
     data = json.loads(report.read_text())["submissions"]
     assert {d["student"]: d["points"] for d in data} == {"ann": 3.0, "ben": 0.0}
-    ben = (folder / "ben" / f"{FIXTURE.stem}.html").read_text()
+    ben = (folder / "ben" / FIXTURE.stem / f"{FIXTURE.stem}.html").read_text()
     assert "0 / 3 points" in ben and "stable_softmax is not implemented yet" in ben
-    ann = (folder / "ann" / f"{FIXTURE.stem}.html").read_text()
+    ann = (folder / "ann" / FIXTURE.stem / f"{FIXTURE.stem}.html").read_text()
     assert "3 / 3 points" in ann and "✓ all checks passed" in ann
     assert "ann" in out and "3 / 3 points" in out
+
+
+def test_several_chapters_at_once_give_one_row_per_student_and_assignment(tmp_path):
+    """A gradebook row per (student, assignment), not one sum; the maximum counts every notebook
+    of the assignment graded in the batch, whether this student's was gradable or not."""
+    from attncourse.classroom.grade import write_csv
+    from attncourse.classroom.marking import Graded, Mark
+
+    def result(student, assignment, notebook, points):
+        r = Graded(f"{student}/{notebook}", notebook, student, assignment=assignment)
+        r.exercises = [Mark(f"{notebook}_{i}", p, 2.0) for i, p in enumerate(points)]
+        return r
+
+    results = [
+        result("ann", "ps1", "01_a.ipynb", [2, 1]),
+        result("ann", "ps2", "02_b.ipynb", [2]),
+        result("ben", "ps1", "01_a.ipynb", [0, 2]),
+        Graded("ben/01_a-Copy1.ipynb", "01_a-Copy1.ipynb", "ben", assignment="ps2"),
+    ]
+    write_csv(results, tmp_path / "g.csv")
+    rows = [r[:2] + r[-3:] for r in csv.reader((tmp_path / "g.csv").open())]
+    assert rows == [
+        ["student", "assignment", "total", "max_points", "percentage"],
+        ["ann", "ps1", "3", "4", "75.00"],
+        ["ann", "ps2", "2", "2", "100.00"],
+        ["ben", "ps1", "2", "4", "50.00"],
+        ["ben", "ps2", "0", "2", "0.00"],
+    ]
 
 
 def test_grading_without_bubblewrap_says_which_package_to_install(monkeypatch, tmp_path):

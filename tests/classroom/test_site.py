@@ -178,8 +178,13 @@ def test_maths_is_typeset_by_the_bundled_mathjax(notebook, chapters_site):
     out, _ = chapters_site
     nb = read(notebook)
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    inline = re.findall(r"(?<![$\\])\$([^$\n]+?)\$(?!\$)", markdown)
+    markdown = re.sub(r"\n> ?", "\n", markdown)  # a formula may continue on a quoted line
     display = re.findall(r"\$\$(.+?)\$\$", markdown, re.S)
+    # inline maths may run over a line break, never over a blank line
+    inline = re.findall(
+        r"(?<![$\\])\$((?:[^$\n]|\n(?!\n))+?)\$(?!\$)",
+        re.sub(r"\$\$.+?\$\$", "", markdown, flags=re.S),
+    )
     if not inline and not display:
         pytest.skip(f"{notebook.stem} has no maths")
     page = Page(out / f"{notebook.stem}.html")

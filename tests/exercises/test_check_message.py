@@ -26,17 +26,17 @@ def test_a_failed_check_is_an_assertion_error_with_the_message():
 
 def test_in_a_notebook_the_failure_shows_the_message_alone_and_fails_the_cell():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [
+    nb.cells = [  # as in a chapter: the answer in a cell of its own, the check cell under it
+        nbformat.v4.new_code_cell("def uniform_attention(values):\n    return values.sum(dim=0)"),
         nbformat.v4.new_code_cell(
             "from attncourse.exercises.ch00 import check_uniform_attention\n\n"
-            "def uniform_attention(values):\n    return values.sum(dim=0)\n\n"
             "check_uniform_attention(uniform_attention)"
-        )
+        ),
     ]
     client = NotebookClient(nb, timeout=120, kernel_name="python3")
     with pytest.raises(CellExecutionError):
         client.execute()
-    (error,) = [o for o in nb.cells[0].outputs if o.output_type == "error"]
+    (error,) = [o for o in nb.cells[1].outputs if o.output_type == "error"]
     shown = "\n".join(error.traceback)
     assert error.ename == "CheckFailed"
     assert "uniform_attention: summed the values: divide by their number S" in shown
