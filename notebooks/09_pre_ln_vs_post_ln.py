@@ -511,8 +511,8 @@ assert first_steps["post", 0] > first_steps["post", 50] + 0.5
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Without warm-up the first steps change every weight matrix by a few percent of its size, in
-# Post-LN and Pre-LN alike; with warm-up they start roughly ten times smaller, as the learning
-# rate does (over the first ten steps it averages 0.11 of the peak). Pre-LN survives the large
+# Post-LN and Pre-LN alike; with warm-up they start several times smaller, as the learning rate
+# does (over the first ten steps it averages 0.11 of the peak). Pre-LN survives the large
 # first steps; Post-LN, whose top layers also have the largest gradients, does not.
 #
 # How much larger can Pre-LN's learning rate be? The grid below adds, at 6 layers without warm-up,
