@@ -37,7 +37,7 @@
 # **Prerequisites**: chapter 01 (masked softmax attention), chapter 05 (a mask as a graph: what
 # reaches a position through L layers); PyTorch at the level of `@`, `cumsum` and an Adam loop.
 #
-# **Time**: main path about 75 min, appendix about 45 min (by `scripts/reading_time.py`: prose
+# **Time**: main path about 75 min, appendix about 50 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
 #
 # **How to read it.** Sections 1–6 are the main path: each asks a question, gives the idea,
@@ -137,8 +137,8 @@ assert table["plain", 16384, 0][1] > 3.5 * table["plain", 8192, 0][1]
 # \mathrm{acc}' = \mathrm{acc}\,e^{m - m'} + \sum_j e^{s'_j - m'} v'_j .$$
 #
 # The factor $e^{m - m'} \le 1$ re-expresses the old terms relative to the new maximum. After the
-# last tile, acc / l $= \sum_j e^{s_j} v_j / \sum_j e^{s_j}$ (the $e^{-m}$ cancels): exactly
-# softmax(s)·V, with only one tile of scores alive at a time. This is the core of FlashAttention
+# last tile, $\mathrm{acc}/l = \sum_j e^{s_j} v_j / \sum_j e^{s_j}$ (the $e^{-m}$ cancels):
+# exactly softmax(s)·V, with only one tile of scores alive at a time. This is the core of FlashAttention
 # (Dao et al. 2022).
 #
 # > **Glossary** · tile 分块 (tiling 分块计算) · online softmax 在线 softmax · running maximum 运行最大值 ·
@@ -483,8 +483,7 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The learned keep probabilities end near 0 or 1 and recover M* entry by entry (asserted: at
-# least 98 % of the 256 entries, two seeds). The sparsity penalty is what turns the unused pairs
-# off: the task loss alone does not mind a kept pair whose key the data never favours.
+# least 98 % of the 256 entries, two seeds).
 #
 # **Takeaway.** A relaxed sample σ((l + log u − log(1 − u))/τ) gives a keep/drop choice a
 # gradient; annealing τ makes the choice hard by the end of training.
@@ -575,9 +574,9 @@ print(f"largest difference from softmax attention: {float((prefix_form - exact).
 # Measured, the package's causal linear attention is the memory-hungry one at short lengths: its
 # prefix sums keep one d_k × d_v state per position, 4,096 numbers per position at d = 64, so it
 # beats storing the weights only from n > 4,096. Its time looks worse than linear in the table
-# (×3.0 from 8,192 to 16,384); the appendix times each step: the work is linear (×2.2 measured
-# again), and nearly all of the time is the prefix sum over those n states, a memory-bound step
-# that is slow in the package's layout. The recurrence above keeps one state instead.
+# (×3.0 from 8,192 to 16,384); the appendix times each step: measured again it grows ×2.2, close
+# to the ×2 of linear work, and nearly all of the time is the prefix sum over those n states, a
+# memory-bound step that is slow in the package's layout. The recurrence above keeps one state instead.
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
@@ -671,7 +670,8 @@ ch10.sparsity_widget()
 # Softmax weights sum to 1. A head that has nothing useful to read for some query must still put
 # its weight somewhere. Trained models put it on the first token (often a beginning-of-sequence
 # token, BOS), whose value they make harmless: an **attention sink** (named by Xiao et al. 2023,
-# who found that streaming models break when the first tokens are evicted). The sink is a workaround for a head that cannot say "nothing".
+# who found that streaming models break when the first tokens are evicted). The sink is a
+# workaround for a head that cannot say "nothing".
 #
 # A **gate** lets it say so. Qiu et al. 2025 multiply each head's output by a sigmoid of the
 # query's input, $Y'_h = Y_h \odot \sigma(x W_g + b_g)_h$: a gate near 0 switches the head off for
@@ -875,6 +875,18 @@ assert all(1.3 < ch10.pair_count("strided", m, math.isqrt(m)) / m**1.5 < 1.6 for
 # current position included (section 1's `causal=True`, `pattern_mask("dense", …)`). The entry
 # should read "the current position and those before it".
 #
+# **Claim check — source 002 §8's directions and uses.** Bidirectional self-attention, "all
+# directions, the whole sequence" **✓** (one layer keeps every pair). Masked self-attention,
+# "forward only" **✓** at every depth, and "for generation and language modelling" **✓**: chapter 05
+# measures both — no key after a query is ever reached through any number of causal layers, and
+# a bidirectional language model reads the very token it must predict and cannot generate.
+# Cross-attention, "encoder → decoder, the whole encoder sequence" **✓**: one-way, every encoder
+# position in one layer (chapter 05). Sparse attention, "restricted all directions" **⚠**: it
+# depends on the pattern — the strided and LogSparse patterns are causal (forward only), windows
+# and blocks can be either; "for long sequences" **✓** (section 3: 7–35 ms against 2 s at
+# n = 16,384). The uses "understanding tasks, feature extraction" and "sequence-to-sequence
+# tasks" are advice (—; chapters 02 and 05 train such models).
+#
 # **How far does a sparse pattern reach?** One layer lets query i read only its kept keys;
 # through L layers, with the residual stream carrying each position's own state, it reads
 # everything within L hops (chapter 05: $R_L = (I \lor M)^L$ as a boolean matrix product). The
@@ -967,8 +979,8 @@ print(
 # without any position encoding). "Attention can be too diffuse, the weight of key information
 # diluted": one relevant key whose score exceeds the n − 1 others' by Δ gets weight
 # e^Δ/(e^Δ + n − 1), which falls to 0 as n grows. The source's remedy "structured attention"
-# helps exactly here: under a window of w keys that contains the relevant key it gets
-# e^Δ/(e^Δ + w), whatever n is.
+# helps exactly here: under a window (the query's own key and w earlier ones) that contains the
+# relevant key, it competes with w others only and gets e^Δ/(e^Δ + w), whatever n is.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
@@ -993,7 +1005,9 @@ for m in (16, 256, 4096, 65536):
 # position: 1/(i + 1) above).
 #
 # **Claim check — source 002 §7, "attention may be too diffuse; the key information's weight
-# diluted" ✓** (e^Δ/(e^Δ + n − 1) → 0; keeping ½ needs Δ = ln(n − 1)), and **"long-range modelling
+# diluted" ⚠**: at a fixed score gap, e^Δ/(e^Δ + n − 1) → 0; but a model can grow its scores, and
+# a gap Δ = Δ₀ + ln(n − 1) keeps the weight at 1/(1 + e^{−Δ₀}) at every n (chapter 05 measures
+# it) — dilution is a property of the scores learnt, not a fixed cost. **"Long-range modelling
 # avoids the decay of sequential models" ⚠**: no decay with distance along the path (one step,
 # chapter 04), but a relevant key is diluted by the number of keys, not by its distance — the
 # two are different things. **Its solutions "attention regularisation, structured attention" ⚠**:
@@ -1011,10 +1025,12 @@ for m in (16, 256, 4096, 65536):
 #
 # **Not checkable here —**: the effects "markedly better handling of ambiguity" and "learned
 # representations generalise well", and "multiple heads capture many kinds of relation", are
-# benchmark claims with nothing to measure at this scale; "interpretability" and its solutions
-# "attention visualisation and analysis tools" are chapter 05's subject (it measures that raw
-# weight maps mislead where rollout and flow do not); "improved position encodings" is chapter
-# 07's.
+# benchmark claims with nothing to measure at this scale, and so are the applications listed
+# for each advantage; "improved position encodings" is chapter 07's subject.
+#
+# **Claim check — source 002 §7, interpretability and its solutions "attention visualisation,
+# analysis tools" ⚠**: chapter 05 measures that the raw weight maps of one layer mislead, while
+# rollout and flow, which compose the layers, agree with gradients and ablations.
 #
 # ### A.4 Sparse masks as printed (Def. 14.3.17, Eq. 14.3.43)
 #
@@ -1525,12 +1541,20 @@ print(
 # | 002 §7: solutions "sparse attention, linear attention, local windows" | ⚠ | each cuts the cost at a price (fewer keys per layer; a state of about d_k items); tiles, the exact remedy for memory, are missing (sections 2–5, A.3) |
 # | 002 §7: needs explicit position information, bidirectional attention | ✓ | permutation-equivariant without positions, exactly (A.3) |
 # | 002 §7: needs explicit position information, causal attention | ⚠ | the causal mask leaks position: an even spread gives position i the output 1/(i + 1) (A.3) |
-# | 002 §7: attention may be too diffuse, key information diluted | ✓ | e^Δ/(e^Δ + n − 1) → 0; Δ = ln(n − 1) keeps ½ (A.3) |
+# | 002 §7: attention may be too diffuse, key information diluted | ⚠ | at a fixed score gap: e^Δ/(e^Δ + n − 1) → 0; a gap Δ₀ + ln(n − 1) keeps the weight exactly (A.3; chapter 05) |
 # | 002 §7: solutions "attention regularisation, structured attention" | ⚠ | a window keeps e^Δ/(e^Δ + w) only if it contains the relevant key; the regularisers are chapter 06's (A.3) |
-# | 002 §7: interpretability, and its solutions "visualisation, analysis tools" | — | chapter 05's subject: raw weight maps mislead, rollout and flow do not (A.3) |
+# | 002 §7: interpretability, and its solutions "visualisation, analysis tools" | ⚠ | raw weight maps mislead; rollout and flow agree with gradients and ablations (chapter 05 measures it) (A.3) |
+# | 002 §7: the applications listed for each advantage (tagging, parsing, long documents, transfer learning) | — | examples, nothing to measure here (A.3) |
 # | 002 §7: solution "improved position encodings" | — | chapter 07's subject (A.3) |
 # | 002 §8: bidirectional and masked self-attention O(n²), cross-attention O(n × m) | ✓ | pairs n², n(n + 1)/2, n·m (A.2) |
+# | 002 §8: bidirectional self-attention: all directions, the whole sequence | ✓ | one layer keeps every pair (A.2) |
+# | 002 §8: masked self-attention: forward only | ✓ | at every depth: no key after a query is reached through any number of causal layers (chapter 05 measures it) (A.2) |
 # | 002 §8: masked self-attention sees the positions "before the current one" | ⚠ | and the current one: the causal mask keeps the diagonal (A.2) |
+# | 002 §8: masked self-attention for generation and language modelling | ✓ | a bidirectional language model reads the token it must predict and cannot generate (chapter 05 measures it) (A.2) |
+# | 002 §8: cross-attention: encoder → decoder, the whole encoder sequence | ✓ | one-way; every encoder position in one layer (chapter 05) (A.2) |
+# | 002 §8: sparse attention: "restricted all directions" | ⚠ | depends on the pattern: strided and LogSparse are causal, windows and blocks can be either (A.2) |
+# | 002 §8: sparse attention for long sequences | ✓ | 7–35 ms against 2 s per head at n = 16,384 (section 3) |
+# | 002 §8: uses "understanding, feature extraction", "sequence-to-sequence" | — | advice; chapters 02 and 05 train such models (A.2) |
 # | 002 §8: sparse attention O(n√n) or O(n log n) | ⚠ | O(n·k) for k keys per query: strided √n about 1.5 n√n, LogSparse about n log₂ n, window and blocks O(n) (A.2) |
 # | 002 §8: sparse attention sees "part of the sequence" | ⚠ | per layer; through layers strided reaches everything in 2, a window in ⌈(n − 1)/w⌉, blocks never (A.2) |
 # | Def. 14.3.17, Eq. (14.3.43): Softmax(M ⊙ S) | ✗ | dropped keys keep e⁰/Z, up to most of the weight; softmax(S + log M), i.e. fill with −∞ (section 3, A.4) |
@@ -1558,7 +1582,8 @@ print(
 # condition: App. 14.3.6 (the idea; its pseudo-code has a per-row relaxation, a schedule that hits
 # τ = 0, softmax(mask · S), a returned sample and Bernoulli(p) logits), Def. 14.3.18's
 # "approximates softmax", Lemma 14.3.24 for causal attention, Def. 14.3.19; in source 002 §7 the
-# O(n²) storage, the speed-up over RNNs, "no decay", causal attention's need for positions and the
-# two lists of solutions; in §8 the sparse complexity and "part of the sequence". Wording: source
-# 002 §8's visible range of masked self-attention, "当前位置之前" (before the current position),
-# leaves out the current position, which the causal mask keeps.
+# O(n²) storage, the speed-up over RNNs, "no decay", causal attention's need for positions,
+# dilution, interpretability and the two lists of solutions; in §8 the sparse complexity, its
+# direction and "part of the sequence". Wording: source 002 §8's visible range of masked
+# self-attention, "当前位置之前" (before the current position), leaves out the current position,
+# which the causal mask keeps.
