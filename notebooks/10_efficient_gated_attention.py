@@ -286,7 +286,7 @@ plt.show()
 s_row = torch.tensor([-3.0, -3.0, 5.0], dtype=torch.float64)  # scores of one query
 m_row = torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64)  # keep keys 0 and 1, drop key 2
 print("printed softmax(M ⊙ S):", softmax(m_row * s_row).numpy().round(4))
-print("softmax(S + log M)    :", softmax(s_row + torch.log(m_row)).numpy().round(4))
+print("masked softmax        :", softmax(s_row, mask=m_row.bool()).numpy().round(4))
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 2 · A mask that really masks
