@@ -1,5 +1,6 @@
 """Build glue: the wheel ships the chapter notebooks as ``attncourse/notebooks/``, so that an
-installed course starts without a clone (all other settings are in pyproject.toml)."""
+installed course starts without a clone, and the tested versions (``constraints.txt``) that
+chapter 00's environment check compares with (all other settings are in pyproject.toml)."""
 
 from pathlib import Path
 
@@ -16,6 +17,9 @@ class BuildPyWithNotebooks(build_py):
         self.mkpath(str(target))
         for notebook in sorted(Path("notebooks").glob("[0-9][0-9]_*.ipynb")):
             self.copy_file(str(notebook), str(target / notebook.name))
+        self.copy_file(
+            "constraints.txt", str(Path(self.build_lib) / "attncourse" / "constraints.txt")
+        )
 
 
 setup(cmdclass={"build_py": BuildPyWithNotebooks})

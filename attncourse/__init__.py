@@ -34,19 +34,37 @@ The checks are ``attncourse.exercises.chNN``; the tests are ``tests/chapters/tes
 ``tests/exercises/test_chNN.py``; ``scripts/train_chNN.py`` makes a chapter's shipped weights.
 """
 
-from . import (
-    attention,
-    blocks,
-    flow,
-    guard,
-    losses,
-    masks,
-    metrics,
-    norms,
-    positional,
-    reparam,
-    rnn,
+import importlib
+
+# The mechanisms load on first use (``attncourse.attention``, or ``from attncourse import ...``),
+# so that the ``attncourse`` command starts without importing PyTorch when it does not need it
+# (``attncourse start``).
+_MODULES = (
+    "attention",
+    "blocks",
+    "flow",
+    "guard",
+    "losses",
+    "masks",
+    "metrics",
+    "norms",
+    "positional",
+    "reparam",
+    "rnn",
 )
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'attncourse' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULES))
+
 
 __version__ = "0.1.0"
 __all__ = [

@@ -8,8 +8,10 @@ one (T, S) attention matrix.
 """
 
 import base64
-import io
+import struct
+import zlib
 
+import numpy as np
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -57,15 +59,36 @@ class BlittedFigure:
 
     def render_png(self) -> bytes:
         """The up-to-date figure as PNG bytes (what the widget displays)."""
-        from PIL import Image
-
         self.render()
-        canvas = self.figure.canvas
-        width, height = canvas.get_width_height(physical=True)
-        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        return encode_png(np.asarray(self.figure.canvas.buffer_rgba()))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """An (H, W, 4) uint8 image as a PNG: RGB when every pixel is opaque (a figure's usual white
+    background), else RGBA; rows unfiltered, deflated at level 1.
+
+    It is the widgets' hot path: about half the CPU time of Pillow's PNG encoder at its fastest
+    setting (Pillow chooses a filter for every row), for files of the same size.
+    """
+    height, width, _ = rgba.shape
+    opaque = bool(rgba[:, :, 3].min() == 255)
+    pixels = rgba[:, :, :3] if opaque else rgba
+    rows = np.empty((height, 1 + width * pixels.shape[2]), np.uint8)  # filter byte 0 per row
+    rows[:, 0] = 0
+    rows[:, 1:] = pixels.reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
+    return b"".join(
+        (
+            b"\x89PNG\r\n\x1a\n",
+            _chunk(b"IHDR", header),
+            _chunk(b"IDAT", zlib.compress(rows, 1)),
+            _chunk(b"IEND", b""),
+        )
+    )
 
 
 def figure_widget(plot: BlittedFigure, update, controls: dict, rows, font_size: str = "inherit"):
@@ -77,11 +100,19 @@ def figure_widget(plot: BlittedFigure, update, controls: dict, rows, font_size: 
     """
     import ipywidgets as widgets
 
+    from .threads import single_thread
+
     image, readout = widgets.Image(format="png"), widgets.HTML()
 
     def redraw(_change=None):
-        _, image.value, text = update(plot, **{name: c.value for name, c in controls.items()})
+        # one intra-op thread: a widget's tensors are small, and on two cores a second thread
+        # only competes with the kernel's messaging, the server and the browser
+        with single_thread():
+            _, png, text = update(plot, **{name: c.value for name, c in controls.items()})
+        # the caption first, the image last: once the image is queued the kernel is done, and
+        # its message leaves at once instead of waiting for the caption's turn
         readout.value = f"<code style='font-size:{font_size}'>{text}</code>"
+        image.value = png
 
     for c in controls.values():
         c.observe(redraw, names="value")

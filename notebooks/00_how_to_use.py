@@ -32,18 +32,15 @@
 # **Time**: main path about 20 min (by `scripts/reading_time.py`, the rule of section 2).
 
 # %% slideshow={"slide_type": "skip"}
-import importlib.metadata
 import os
-import platform
 import sys
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 import torch
 
 from attncourse.attention import scaled_dot_product_attention
-from attncourse.chapters.ch00_how_to_use import temperature_bars
+from attncourse.chapters.ch00_how_to_use import check_environment, temperature_bars
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -57,36 +54,15 @@ torch.set_num_threads(2)
 #
 # ## 1. Environment check
 #
-# The course pins its versions (`pyproject.toml`, `environment.yml`). The cell compares what is
-# installed with the pins that came with `attncourse` and reports anything different. A
-# difference is not fatal, but printed numbers may then differ slightly from the stored ones.
+# The course was tested with one exact set of versions (`constraints.txt`, which comes with the
+# package). The cell compares what is installed with it, and checks that a font for the Chinese
+# titles and glossary lines is there; for anything to fix it says what to install. A newer version
+# is not fatal, but printed numbers may then differ slightly from the stored ones.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
-pins = {}
-for requirement in importlib.metadata.requires("attncourse") or []:
-    if "==" in requirement and "extra ==" not in requirement:
-        name, version = requirement.split(";")[0].split("==")
-        pins[name.strip().lower()] = version.strip()
-print(f"python      {platform.python_version():12s} (needs >= 3.11)")
-problems = [] if sys.version_info >= (3, 11) else ["python"]
-for package in ("torch", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "tqdm"):
-    try:
-        installed = importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        installed = "missing"
-    wanted = pins.get(package)
-    same = wanted is None or installed.split("+")[0] == wanted
-    problems += [] if same else [package]
-    print(f"{package:11s} {installed:12s} {'✓' if same else f'≠ pinned {wanted}'}")
-print(
-    f"torch threads: {torch.get_num_threads()} (the course uses 2),  CPU cores: {os.cpu_count()},  "
-    f"machine: {platform.machine()} {platform.processor() or ''}".rstrip()
-)
-print(
-    f"matplotlib backend: {matplotlib.get_backend()},  CUDA available: {torch.cuda.is_available()} (not needed)"
-)
-print("environment ✓" if not problems else f"⚠ differs from the pins: {', '.join(problems)}")
+check_environment()
+print(f"torch threads: {torch.get_num_threads()} (the course uses 2),  CPU cores: {os.cpu_count()}")
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 
 # %% [markdown] slideshow={"slide_type": "slide"}

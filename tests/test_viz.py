@@ -49,3 +49,75 @@ def test_a_figure_widget_also_offers_its_picture_to_viewers_without_a_kernel():
     box.controls["x"].value = 0.8  # the picture follows the widget's state
     data, _ = DisplayFormatter().format(box)
     assert base64.b64decode(data["image/png"]) == image.value != first
+
+
+def test_encode_png_is_a_png_of_exactly_the_pixels():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from attncourse.viz import encode_png
+
+    rng = np.random.default_rng(0)
+    opaque = rng.integers(0, 256, (7, 5, 4), dtype=np.uint8)
+    opaque[:, :, 3] = 255
+    image = Image.open(io.BytesIO(encode_png(opaque)))
+    assert image.mode == "RGB" and (np.asarray(image) == opaque[:, :, :3]).all()
+    clear = opaque.copy()
+    clear[0, 0, 3] = 10
+    image = Image.open(io.BytesIO(encode_png(clear)))
+    assert image.mode == "RGBA" and (np.asarray(image) == clear).all()
+
+
+def test_encode_png_costs_less_than_pillow_s_fastest_png():
+    """The widgets' hot path: a chapter-sized figure, CPU time, interleaved runs."""
+    import io
+    import time
+
+    import numpy as np
+    from PIL import Image
+
+    from attncourse.viz import encode_png
+
+    plot = Dot()
+    plot.figure.set_size_inches(8.4, 2.8)
+    plot.figure.set_dpi(100)
+    plot.render()
+    rgba = np.asarray(plot.figure.canvas.buffer_rgba())
+
+    def pillow():
+        image = Image.frombuffer("RGBA", rgba.shape[1::-1], rgba, "raw", "RGBA", 0, 1)
+        out = io.BytesIO()
+        image.save(out, format="png", compress_level=1)
+        return out.getvalue()
+
+    spent = {"ours": 0.0, "pillow": 0.0}
+    for _ in range(5):
+        for name, encode in (("ours", lambda: encode_png(rgba)), ("pillow", pillow)):
+            start = time.thread_time()
+            for _ in range(10):
+                encode()
+            spent[name] += time.thread_time() - start
+    assert spent["ours"] < spent["pillow"], spent
+    assert len(encode_png(rgba)) < 1.5 * len(pillow())  # and files about as small
+
+
+def test_a_widget_update_runs_on_one_thread_and_sends_the_image_last():
+    import ipywidgets as widgets
+
+    seen = []
+
+    def update(plot, x):
+        seen.append(torch.get_num_threads())
+        return move(plot, x)
+
+    box = figure_widget(Dot(), update, {"x": widgets.FloatSlider(value=0.2)}, [["x"]])
+    readout, image = box.children[-2], box.children[-1]
+    order = []
+    readout.observe(lambda _: order.append("caption"), names="value")
+    image.observe(lambda _: order.append("image"), names="value")
+    threads = torch.get_num_threads()
+    box.controls["x"].value = 0.7
+    assert seen[-1] == 1 and torch.get_num_threads() == threads
+    assert order == ["caption", "image"]

@@ -4,20 +4,19 @@
     attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--json FILE] [--feedback DIR]
                      [--timeout SECONDS] [--notebook-timeout SECONDS] [--memory MB]
                      [--source DIR] [--no-sandbox]
-    attncourse progress [--workspace DIR] [--source DIR]
-    attncourse start [--workspace DIR] [--source DIR] [--dry-run] [JUPYTER LAB OPTIONS ...]
+    attncourse progress [NN ...] [--workspace DIR] [--source DIR]
+    attncourse start [--workspace DIR] [--source DIR] [--no-browser] [--port N] [--ip ADDRESS]
+                     [--instructor] [--dry-run] [JUPYTER LAB OPTIONS ...]
     attncourse site --out DIR [--source DIR]
     attncourse present NN [--source DIR] [--port N] [--no-browser] [--dry-run]
 
-Exit status: 0 done (a failed exercise is a score, not an error), 2 bad input.
+Exit status: 0 done (a failed exercise is a score, not an error), 2 bad input (or a missing
+extra: the message names the one to install).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -107,8 +106,16 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "progress",
         help="which exercises of your workspace pass, with the grader's own checks",
-        description="Check every exercise of your workspace's notebooks as the grader would, and "
-        "show which pass.",
+        description="Check the exercises of your workspace's notebooks as the grader would, and "
+        "show which pass: one line per chapter, in chapter order, and each exercise of a chapter "
+        "you have worked on. A chapter you have not touched is not checked (all its answers are "
+        "still to write).",
+    )
+    p.add_argument(
+        "chapters",
+        nargs="*",
+        metavar="NN",
+        help="only these chapters (e.g. 03), with every message in full (default: all)",
     )
     p.add_argument(
         "--workspace",
@@ -122,9 +129,11 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "start",
         help="make your workspace (if needed) and open it in JupyterLab",
-        description="Make the workspace, a student release of every notebook, if it is not there "
-        "(your changes are never overwritten; new or untouched notebooks are "
-        "updated), then open JupyterLab on it. Other options go to jupyter lab.",
+        description="Make the workspace, a student copy of every chapter, if it is not there "
+        "(your changes are never overwritten; new or untouched notebooks are updated), then open "
+        "JupyterLab on it, in chapter 00 the first time.",
+        epilog="Any other option goes to jupyter lab as it is (e.g. --ServerApp.token=SECRET). "
+        "Run as root (a container, a cloud machine), it passes --allow-root and says so.",
     )
     p.add_argument(
         "--workspace",
@@ -135,7 +144,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
     p.add_argument(
-        "--dry-run", action="store_true", help="print the jupyter lab command instead of running it"
+        "--no-browser",
+        action="store_true",
+        help="open no browser; JupyterLab prints the address (with its token) to open",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        metavar="N",
+        help="port to serve on (default: 8888 or the next free one)",
+    )
+    p.add_argument(
+        "--ip",
+        metavar="ADDRESS",
+        help="address to listen on (default: localhost; 0.0.0.0 to be reached from outside a "
+        "container or a remote machine)",
+    )
+    p.add_argument(
+        "--instructor",
+        action="store_true",
+        help="keep nbgrader's JupyterLab extensions (Formgrader, Create Assignment, Validate), "
+        "which learners do not see",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write nothing: say what would be made and print the jupyter lab command",
     )
 
     p = sub.add_parser(
@@ -177,11 +211,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _jupyter() -> str:
-    local = Path(sys.executable).parent / "jupyter"
-    return str(local) if local.exists() else (shutil.which("jupyter") or "jupyter")
-
-
 def _writable(option: str, path: Path | None) -> None:
     from .notebooks import UsageError
 
@@ -190,21 +219,24 @@ def _writable(option: str, path: Path | None) -> None:
 
 
 def main(argv=None) -> int:
-    from . import feedback
-    from .grade import grade, write_csv, write_json
+    from .extras import require
     from .notebooks import UsageError
-    from .progress import progress
-    from .release import release
-    from .sandbox import Limits
 
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "start":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        require(args.command)
         if args.command == "release":
+            from .release import release
+
             release(args.notebooks, args.out, force=args.force, source=args.source)
         elif args.command == "grade":
+            from . import feedback
+            from .grade import grade, write_csv, write_json
+            from .sandbox import Limits
+
             for option, path in (("--json", args.json), ("--csv", args.csv)):
                 _writable(option, path)
             if args.memory < 512:
@@ -232,7 +264,9 @@ def main(argv=None) -> int:
                 written = feedback.write(results, args.feedback)
                 print(f"wrote {len(written)} feedback reports under {args.feedback}")
         elif args.command == "progress":
-            progress(args.workspace, source=args.source)
+            from .progress import progress
+
+            progress(args.workspace, source=args.source, chapters=args.chapters)
         elif args.command == "site":
             from .site import site
 
@@ -248,19 +282,17 @@ def main(argv=None) -> int:
                 dry_run=args.dry_run,
             )
         elif args.command == "start":
-            release([], args.workspace, source=args.source)
-            command = [
-                _jupyter(),
-                "lab",
-                f"--ServerApp.root_dir={args.workspace.resolve()}",
-                *extra,
-            ]
-            if args.dry_run:
-                print(shlex.join(command))
-                return 0
-            print(f"opening JupyterLab on {args.workspace} (stop it with Ctrl-C)", flush=True)
-            os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(
-                command[0], command
+            from .start import start
+
+            return start(
+                args.workspace,
+                source=args.source,
+                dry_run=args.dry_run,
+                instructor=args.instructor,
+                no_browser=args.no_browser,
+                port=args.port,
+                ip=args.ip,
+                extra=extra,
             )
     except UsageError as e:
         print(f"attncourse {args.command}: error: {e}", file=sys.stderr)

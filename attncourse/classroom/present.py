@@ -3,11 +3,17 @@
 Voilà's own ``reveal`` template does the work: it runs the instructor notebook in a fresh kernel,
 turns each cell into a slide, sub-slide, fragment or nothing by its ``slideshow.slide_type``
 metadata (``scripts/slides.py`` writes it), hides the code, and keeps the kernel alive so the
-widgets answer. Two settings make it work offline: the template asks a CDN for reveal.js's style
-sheets, so ``slides/`` here ships them (reveal.js 6.0.1's ``reveal.css`` and ``white`` theme, the
-version of the reveal.js that Voilà bundles, fonts inlined) and ``JUPYTER_PATH`` lets Voilà serve
-them; and the unused jQuery the template also asks a CDN for is replaced by an empty script. Two
-icon-font style sheets it links stay unreachable offline, which changes nothing on the slides.
+widgets answer. The course's template ``attncourse-reveal`` (in ``slides/``, found through
+``JUPYTER_PATH``) extends it and makes it work offline and in a lecture room:
+
+- the template asks a CDN for reveal.js's style sheets, so ``slides/`` ships them (reveal.js
+  6.0.1's ``reveal.css`` and ``white`` theme, the version of the reveal.js that Voilà bundles,
+  fonts inlined); the unused jQuery it also asks a CDN for is replaced by an empty script; and
+  its two Font Awesome links to a CDN are dropped, since Voilà's own bundle already carries that
+  style sheet and its fonts (served from Voilà's static folder);
+- with a widget's control focused, the arrow keys move the control, not the slides;
+- the slides are 1280 x 720 (16:9, scaled to the screen), and a slide taller than that shrinks
+  its text to fit.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ def voila_command(notebook: Path, port: int, *, open_browser: bool = True):
         "-m",
         "voila",
         str(Path(notebook).resolve()),
-        "--template=reveal",
+        "--template=attncourse-reveal",
         f"--port={port}",
         f"--Voila.config_file_paths={ASSETS}",
     ]

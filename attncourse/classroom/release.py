@@ -2,7 +2,10 @@
 (nbgrader generate_assignment), written so that a learner's changes are never overwritten.
 
 Its output is nbgrader's unchanged, so a student copy is exactly what an nbgrader course would hand
-out. A manifest of what was written (``.attncourse-release.json`` in the output folder) keeps a
+out. ``attncourse start`` makes the same files without nbgrader (``student.student_bytes``, held
+byte for byte against nbgrader's by a test), so a learner's install needs no nbgrader.
+
+A manifest of what was written (``.attncourse-release.json`` in the output folder) keeps a
 learner's changes from ever being overwritten: a file is replaced only if it is byte-identical to
 what was released there before, or with ``force`` (the old file is then backed up).
 """
@@ -27,6 +30,7 @@ from .notebooks import (
     find_notebooks,
     read_notebook,
 )
+from .student import student_bytes
 
 MANIFEST = ".attncourse-release.json"
 BACKUPS = ".attncourse-backup"
@@ -59,6 +63,57 @@ def _backup(path: Path, folder: Path) -> Path:
 # --------------------------------------------------------------------------------- release
 
 
+def _student_copies(notebooks) -> dict[str, bytes]:
+    """{file name: student copy} made by nbgrader's ``generate_assignment``."""
+    from tqdm.auto import tqdm
+
+    with tempfile.TemporaryDirectory(prefix="attncourse-release-") as tmp:
+        course = Course(Path(tmp) / "course")
+        student = {}
+        for nb_path in tqdm(
+            notebooks,
+            desc="releasing",
+            unit="notebook",
+            file=sys.stderr,
+            disable=len(notebooks) < 2,
+            leave=False,
+        ):
+            course.add_source(nb_path)
+            student[nb_path.name] = course.generate(nb_path).read_bytes()
+    return student
+
+
+def _plan(student: dict[str, bytes], out: Path, force: bool, echo) -> list[Released]:
+    """What ``release`` would do with ``student`` in ``out``, said and returned, nothing written."""
+    manifest_path = out / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    except (OSError, ValueError):
+        manifest = {}
+    results = []
+    for name, data in student.items():
+        target = out / name
+        if not target.exists():
+            status = "written"
+        elif _sha256(target.read_bytes()) == _sha256(data):
+            status = "up to date"
+        elif manifest.get(name) == _sha256(target.read_bytes()):
+            status = "refreshed"
+        else:
+            status = "overwritten" if force else "kept"
+        verb = {
+            "written": "would write",
+            "up to date": "up to date",
+            "refreshed": "would refresh",
+            "overwritten": "would overwrite",
+            "kept": "would keep",
+        }[status]
+        results.append(Released(name, status, f"{verb} {target}"))
+    for r in results:
+        echo(r.message)
+    return results
+
+
 @dataclass
 class Released:
     name: str
@@ -67,13 +122,22 @@ class Released:
 
 
 def release(
-    notebooks, out: Path, *, force: bool = False, source: Path = DEFAULT_SOURCE, echo=print
+    notebooks,
+    out: Path,
+    *,
+    force: bool = False,
+    source: Path = DEFAULT_SOURCE,
+    echo=print,
+    nbgrader: bool = True,
+    dry_run: bool = False,
 ) -> list[Released]:
     """Write the student version of each notebook into ``out``; never overwrite a learner's changes.
 
     A file is replaced only if it is byte-identical to what was released there before (the
     manifest ``out/.attncourse-release.json`` remembers that), or with ``force`` (the old file is
-    then saved under ``out/.attncourse-backup/``).
+    then saved under ``out/.attncourse-backup/``). ``nbgrader=False`` makes the student copies
+    with ``student.student_bytes`` (the same bytes, no nbgrader needed); ``dry_run`` writes
+    nothing and says what it would do.
     """
     notebooks = find_notebooks(notebooks, source)
     for nb_path in notebooks:
@@ -91,21 +155,11 @@ def release(
             f"{out}: that is where the instructor notebooks are; write the student copies elsewhere"
         )
 
-    from tqdm.auto import tqdm
-
-    with tempfile.TemporaryDirectory(prefix="attncourse-release-") as tmp:
-        course = Course(Path(tmp) / "course")
-        student = {}
-        for nb_path in tqdm(
-            notebooks,
-            desc="releasing",
-            unit="notebook",
-            file=sys.stderr,
-            disable=len(notebooks) < 2,
-            leave=False,
-        ):
-            course.add_source(nb_path)
-            student[nb_path.name] = course.generate(nb_path).read_bytes()
+    student = (
+        _student_copies(notebooks) if nbgrader else {p.name: student_bytes(p) for p in notebooks}
+    )
+    if dry_run:
+        return _plan(student, out, force, echo)
 
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / MANIFEST

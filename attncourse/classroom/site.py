@@ -4,9 +4,11 @@ Built by Sphinx with ``myst-nb`` and ``sphinx-book-theme`` (Jupyter Book 1's own
 executed instructor notebooks as they are stored: nothing is re-executed. Before Sphinx sees a
 notebook it is made what a student may see:
 
-- solutions and hidden tests are removed by nbgrader's own preprocessors (the ones
-  ``generate_assignment`` runs), and the outputs of the exercise cells are dropped, since they
-  were computed by the solutions;
+- solutions and hidden tests are removed as nbgrader's ``generate_assignment`` removes them
+  (``attncourse.classroom.student``), and the outputs of the exercise cells are dropped, since
+  they were computed by the solutions;
+- the lines that only tell the tests what to compare (``# NBVAL_CHECK_OUTPUT``,
+  ``# NBVAL_IGNORE_OUTPUT``, ...) leave the code shown (the notebooks keep them);
 - a widget needs a running kernel, so it cannot move on a static page: where its stored output
   carries a picture of it (an ``image/png`` beside the widget view), the page shows that picture,
   and under every widget a note says how to run it live (``attncourse start``); tqdm's progress
@@ -33,6 +35,7 @@ from pathlib import Path
 import nbformat
 
 from .notebooks import DEFAULT_SOURCE, UsageError, check_source, find_notebooks, read_notebook
+from .student import clear_hidden, clear_solution, is_grade, is_solution, without_markers
 
 MARKER = ".attncourse-site"  # in a built site: `site` may replace that folder on the next build
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -137,26 +140,26 @@ def _widget_outputs(outputs) -> tuple[list, int, int]:
 def prepare_notebook(nb) -> tuple[object, int, int, int]:
     """The notebook as the site shows it: (notebook, widgets, widget figures, exercises).
 
-    Solutions, hidden tests and mark schemes go as in nbgrader's ``generate_assignment`` (its own
-    preprocessors); the outputs of the exercise cells go too; widgets are replaced as described
-    in the module's docstring. ``nb`` is changed in place.
+    Solutions, hidden tests and mark schemes go as in nbgrader's ``generate_assignment``
+    (``student``'s steps, which a test holds to nbgrader's); the outputs of the exercise cells go
+    too; the test markers (``# NBVAL_CHECK_OUTPUT``, ...) leave the code; widgets are replaced as
+    described in the module's docstring. ``nb`` is changed in place.
     """
-    from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions
-    from nbgrader.utils import is_grade, is_solution
-
-    for preprocessor in (ClearSolutions(), ClearHiddenTests(), ClearMarkScheme()):
-        nb, _ = preprocessor.preprocess(nb, {})
     widgets = figures = exercises = 0
     for cell in nb.cells:
+        clear_solution(cell)
+        clear_hidden(cell)
         if cell.cell_type != "code":
             continue
+        cell.source = without_markers(cell.source)
         if is_solution(cell) or is_grade(cell):
-            exercises += is_solution(cell)
+            exercises += bool(is_solution(cell))
             cell.outputs, cell.execution_count = [], None
             continue
         cell.outputs, w, f = _widget_outputs(cell.outputs)
         widgets, figures = widgets + w, figures + f
     nb.metadata.pop("widgets", None)
+    nb.metadata.pop("celltoolbar", None)
     return nb, widgets, figures, exercises
 
 

@@ -57,13 +57,15 @@ INFORMATION_PRECISION = 4096  # sums of a few dozen p log p terms: ~1e-12 bits i
 
 
 def _as_float64(value):
-    """A number or a one-element tensor -> a 0-d float64 tensor; anything else unchanged."""
+    """A Python number -> a 0-d float64 tensor; a one-element float tensor -> 0-d, its dtype kept
+    (a float32 answer is then refused by name: "keep the input's dtype"); anything else
+    unchanged."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
         return torch.tensor(float(value), dtype=DT)
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point():
-        return value.detach().reshape(()).to(DT)
+        return value.detach().reshape(())
     return value
 
 
@@ -229,12 +231,23 @@ def _pattern_cases(g) -> list[Case]:
             "uniform weights (5 × 5): all scores equal, no dimension needed",
             (torch.full((5, 5), 0.2, dtype=DT),),
             hint=_count_hint(
-                "equal scores need no query or key at all: d_k = 0 (singular values below "
-                "1e-9 · max(1, the largest) count as 0)"
+                "the uniform pattern counts as d_k = 0 (the exercise's convention): its scores are "
+                "all equal, so no query or key dimension is needed — the rank of the row-centred "
+                "log P is 0 (singular values below 1e-9 · max(1, the largest) count as 0)"
             ),
         )
     )
     return cases
+
+
+def _unless_uniform(wrong):
+    """A diagnosis that abstains on the uniform pattern: there "at least 1" is a convention
+    missed, not the mistake ``wrong`` names (the case's hint says so)."""
+
+    def diagnosis(P):
+        return None if _pattern_rank(P) == 0 else wrong(P)
+
+    return diagnosis
 
 
 def _centred(P, rows=True, columns=False):
@@ -265,12 +278,12 @@ check_pattern_head_size = Exercise(
         (
             "that is the rank of log P itself: softmax ignores a constant added to each row of the "
             "scores, so centre each row of log P before taking the rank",
-            lambda P: _rank(_centred(P, rows=False)),
+            _unless_uniform(lambda P: _rank(_centred(P, rows=False))),
         ),
         (
             "that is the rank of P; the head's scores S must satisfy softmax(S) = P, so work with "
             "log P (up to a constant per row)",
-            lambda P: _rank(P),
+            _unless_uniform(lambda P: _rank(P)),
         ),
         (
             "that is n − 1 whatever the pattern: a generic pattern needs n − 1, but low-rank "
@@ -330,9 +343,12 @@ def _copies_table():
 
 
 def _nan_hint(text=None):
-    """A case hint that first says when the answer is NaN (0 · log 0 not treated as 0)."""
+    """A case hint that first names a dtype other than the table's float64, then NaN (0 · log 0
+    not treated as 0)."""
 
     def hint(got, expected):
+        if isinstance(got, torch.Tensor) and got.is_floating_point() and got.dtype != DT:
+            return f"computed in {got.dtype}: keep the table's dtype, float64"
         if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
             return "a cell with probability 0 gave NaN: count 0 · log 0 as 0"
         return text

@@ -1,6 +1,7 @@
-"""Checks for chapter 08's exercises: LayerNorm, RMSNorm, BatchNorm statistics in training mode,
-a highway layer and its full Jacobian — each compared with a reference on random and edge inputs,
-with the common mistakes named (declared as ``attncourse.exercises.engine.Exercise``).
+"""Checks for chapter 08's exercises: the gradient through a residual stack, a highway layer and
+its full Jacobian, LayerNorm, RMSNorm and BatchNorm statistics in training mode — each compared
+with a reference on random and edge inputs, with the common mistakes named (declared as
+``attncourse.exercises.engine.Exercise``).
 
 The normalization exercises are from scratch: ``F.layer_norm``, ``F.rms_norm``, ``F.batch_norm``
 (and the ``nn`` modules, and ``attncourse.norms``' own layers) fail the check. The Jacobian
@@ -18,11 +19,126 @@ import torch
 
 from .. import guard
 from ..blocks import Highway
+from ..chapters.ch08_residual_highway_normalization import residual_gradient as _residual_gradient
 from .engine import Case, Exercise, randn
 
 _sigmoid = torch.sigmoid
 _relu = torch.relu
 _BuiltinCalledError = guard.BuiltinCalledError
+
+
+# ------------------------------------------------------------------ gradient through a stack
+
+
+def _residual_gradient_ref(g, jacobians):
+    """Row l: ∂L/∂x_l = ∂L/∂x_{l+1} (I + J_l), row L: g   (Eq. 5.3.2, block by block)."""
+    return _residual_gradient(g, jacobians)  # (L + 1, d)
+
+
+def _without_identity(g, jacobians):
+    """A plain stack's gradient: g J_{L-1} ... J_l, the identity left out."""
+    rows = [g]
+    for J in reversed(jacobians.unbind(0)):
+        rows.append(rows[-1] @ J)
+    return torch.stack(rows[::-1])
+
+
+def _column_convention(g, jacobians):
+    """(I + J) gᵀ instead of g (I + J): the Jacobian used the wrong way round."""
+    rows = [g]
+    for J in reversed(jacobians.unbind(0)):
+        rows.append(rows[-1] + J @ rows[-1])
+    return torch.stack(rows[::-1])
+
+
+def _first_order(g, jacobians):
+    """g + Σ_{k ≥ l} g J_k: the branch terms summed, their products dropped."""
+    rows = [g]
+    for J in reversed(jacobians.unbind(0)):
+        rows.append(rows[-1] + g @ J)
+    return torch.stack(rows[::-1])
+
+
+def _residual_gradient_cases(g):
+    """fn(g (d,), jacobians (L, d, d)) -> (L + 1, d), row l = ∂L/∂x_l of a residual stack."""
+
+    def jacobians(L, d, scale=0.6, dtype=torch.float32):
+        return randn(g, L, d, d, dtype=dtype, scale=scale / math.sqrt(d))
+
+    cancelling = jacobians(4, 3)
+    cancelling[2] = -torch.eye(3)  # block 2's branch is F(x) = -x: x_3 = 0 whatever x_2 is
+    return [
+        Case("d = 3, four blocks", (randn(g, 3), jacobians(4, 3))),
+        Case(
+            "float64, d = 5, six blocks",
+            (randn(g, 5, dtype=torch.float64), jacobians(6, 5, dtype=torch.float64)),
+        ),
+        Case("one block (L = 1)", (randn(g, 4), jacobians(1, 4))),
+        Case(
+            "branches whose Jacobians are 0 (the gradient passes unchanged)",
+            (randn(g, 4), torch.zeros(3, 4, 4)),
+            hint="with J_l = 0 every block is the identity, so every row must equal g",
+        ),
+        Case(
+            "large branch Jacobians, d = 4, five blocks",
+            (randn(g, 4), jacobians(5, 4, scale=2.0)),
+        ),
+        Case(
+            "block 2 of 4 is F(x) = -x (J_2 = -I): no gradient gets below it",
+            (randn(g, 3), cancelling),
+            hint="block 2 maps every x_2 to x_3 = 0, so ∂L/∂x_2 = ∂L/∂x_3 (I - I) = 0, "
+            "and so are the rows below it",
+        ),
+        Case("d = 1, three blocks", (randn(g, 1), jacobians(3, 1))),
+    ]
+
+
+check_residual_gradient = Exercise(
+    _residual_gradient_ref,
+    _residual_gradient_cases,
+    reimplements=("autograd",),
+    diagnoses=[
+        (
+            "the identity is missing: that is a plain stack's gradient g J_{L-1} ... J_l; through "
+            "a residual block it is ∂L/∂x_{l+1} (I + J_l) (Eq. 5.3.2)",
+            _without_identity,
+        ),
+        (
+            "the Jacobian is used the wrong way round: J[i, j] = ∂F_i/∂x_j, so the row vector "
+            "multiplies from the left, g (I + J) = g + g @ J, not (I + J) @ g",
+            lambda g, Js: _column_convention(g, Js) if g.shape[-1] > 1 else None,
+        ),
+        (
+            "the blocks were applied in the wrong order: the gradient comes down from the top, so "
+            "∂L/∂x_{L-1} = g (I + J_{L-1}) uses the last block first",
+            lambda g, Js: _residual_gradient(g, Js.flip(0)) if Js.shape[0] > 1 else None,
+        ),
+        (
+            "the rows are upside down: row l must be ∂L/∂x_l, so row 0 is the gradient at the "
+            "input x_0 and the last row is g itself",
+            lambda g, Js: _residual_gradient(g, Js).flip(0),
+        ),
+        (
+            "the branch terms were summed, g + Σ g J_k: the gradient through several blocks is "
+            "the product g (I + J_{L-1}) ... (I + J_l), which also has the cross terms "
+            "g J_{L-1} J_{L-2}, ...; multiply block by block",
+            lambda g, Js: _first_order(g, Js) if Js.shape[0] > 1 else None,
+        ),
+        (
+            "the branch term is missing: ∂L/∂x_l = ∂L/∂x_{l+1} (I + J_l) = ∂L/∂x_{l+1} + "
+            "∂L/∂x_{l+1} J_l, not ∂L/∂x_{l+1} alone",
+            lambda g, Js: g.expand(Js.shape[0] + 1, -1),
+        ),
+        (
+            "the last row is missing: return L + 1 rows, ∂L/∂x_0 ... ∂L/∂x_L, the last being g",
+            lambda g, Js: _residual_gradient(g, Js)[:-1],
+        ),
+        (
+            "the first row is missing: return L + 1 rows, from ∂L/∂x_0 (the input) to ∂L/∂x_L = g",
+            lambda g, Js: _residual_gradient(g, Js)[1:],
+        ),
+    ],
+)
 
 
 # ----------------------------------------------------------------------------------- LayerNorm
@@ -680,5 +796,6 @@ __all__ = [
     "check_highway",
     "check_highway_jacobian",
     "check_layer_norm",
+    "check_residual_gradient",
     "check_rms_norm",
 ]

@@ -302,6 +302,17 @@ def _learner_sources(fn, seen=None):
 # ----------------------------------------------------------------------------------- Exercise
 
 
+class CheckFailed(AssertionError):
+    """A failed check. In a notebook IPython shows its message alone, not a traceback into this
+    module (``_render_traceback_``); nbval, pytest and nbgrader still see a failed cell."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [
+            f"\x1b[1;31m✗\x1b[0m {line}" if i == 0 else line
+            for i, line in enumerate(str(self).splitlines() or ["check failed"])
+        ]
+
+
 class Exercise:
     """A graded exercise's check, declared once (see the module docstring).
 
@@ -439,9 +450,18 @@ class Exercise:
         return got, (args, kwargs)
 
     def __call__(self, fn: Callable, *, seed: int = 0) -> None:
-        """Check ``fn`` on every case of ``seed``; raise ``AssertionError`` at the first failure,
-        print one ✓ line when all pass."""
-        __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+        """Check ``fn`` on every case of ``seed``; raise ``CheckFailed`` (an ``AssertionError``)
+        at the first failure, print one ✓ line when all pass."""
+        __tracebackhide__ = True  # pytest shows the message, not this frame
+        try:
+            self._check(fn, seed)
+        except CheckFailed:
+            raise
+        except AssertionError as failure:
+            raise CheckFailed(*failure.args) from None
+
+    def _check(self, fn: Callable, seed: int) -> None:
+        __tracebackhide__ = True
         if not callable(fn):
             raise AssertionError(
                 f"this check needs your function, got {type(fn).__name__}: pass the function itself"
@@ -536,6 +556,7 @@ __all__ = [
     "PRECISION",
     "SOFTMAX_BUILTINS",
     "Case",
+    "CheckFailed",
     "Exercise",
     "Refused",
     "as_tensor",

@@ -92,25 +92,18 @@ def lab(browser, tmp_path_factory):
         "start",
         "--workspace",
         str(workspace),
-        # the rest goes to jupyter lab: no browser of its own, a known token, this folder's
-        # settings and workspaces (not the user's), the app object visible to the tests
         "--no-browser",
-        "--allow-root",
         f"--port={port}",
-        "--ServerApp.ip=127.0.0.1",
+        "--ip=127.0.0.1",
+        # the rest goes to jupyter lab: a known token, this folder's settings and workspaces (not
+        # the user's), the app object visible to the tests. Nothing answers JupyterLab's pop-ups
+        # in advance: a learner's JupyterLab must show none.
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         "--LabApp.expose_app_in_browser=True",
         f"--LabApp.user_settings_dir={folder / 'settings'}",
         f"--LabApp.workspaces_dir={folder / 'workspaces'}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
-    # answer JupyterLab's "get notified about Jupyter news?" in advance: it would cover widgets
-    notification = folder / "settings" / "@jupyterlab" / "apputils-extension"
-    notification.mkdir(parents=True)
-    (notification / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
     base = f"http://127.0.0.1:{port}"
     process = start_server(argv, folder / "lab.log", f"{base}/api/status?token={token}", 180)
     yield base, token, workspace
@@ -119,11 +112,12 @@ def lab(browser, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def lab_page(browser, lab):
-    """One page with JupyterLab loaded (as the learner keeps it open): the chapters are opened in
-    it one after the other. (base URL, token, workspace, page)."""
+    """One page with JupyterLab loaded at the address ``attncourse start`` opens (as the learner
+    keeps it open): the chapters are opened in it one after the other. (base URL, token,
+    workspace, page)."""
     base, token, workspace = lab
     context, page = local_page(browser)
-    page.goto(f"{base}/lab?token={token}&reset")
+    page.goto(f"{base}/?token={token}")
     page.wait_for_function(
         "() => Boolean(window.jupyterapp) && jupyterapp.commands.hasCommand('docmanager:open')",
         timeout=120_000,

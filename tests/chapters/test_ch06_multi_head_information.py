@@ -94,7 +94,7 @@ def test_michel_importance_is_the_mean_absolute_per_example_gradient():
     assert_close(normalised.norm(dim=1), torch.ones(2, dtype=DT))
 
 
-def test_pruning_curve_and_marginal_information_agree_with_direct_evaluation():
+def test_pruning_curve_and_ablation_scores_agree_with_direct_evaluation():
     model = mh.chapter_model(2).eval()
     x, y = mh.sort_batch(32, g(4))
     order = [5, 17, 0, 31]
@@ -103,13 +103,12 @@ def test_pruning_curve_and_marginal_information_agree_with_direct_evaluation():
     mask[[5, 17]] = 0
     assert (acc[2], loss[2]) == pytest.approx(mh.evaluate(model, x, y, mask.view(2, 16)))
     assert (acc[0], loss[0]) == pytest.approx(mh.evaluate(model, x, y))
-    marginal = mh.marginal_information(model, x, y)
+    ablation = mh.ablation_scores(model, x, y)
+    assert ablation.shape == (2, 16)
     one_off = torch.ones(32)
     one_off[20] = 0
-    expected = (mh.evaluate(model, x, y, one_off.view(2, 16))[1] - mh.evaluate(model, x, y)[1]) / (
-        math.log(2)
-    )
-    assert marginal.flatten()[20].item() == pytest.approx(expected)
+    expected = mh.evaluate(model, x, y, one_off.view(2, 16))[1] - mh.evaluate(model, x, y)[1]
+    assert ablation.flatten()[20].item() == pytest.approx(expected)
 
 
 def test_information_scores_are_symmetric_and_net_is_direct_minus_overlaps():
@@ -135,8 +134,10 @@ def test_michel_et_al_effect_reproduced_on_seed_0():
     assert acc["Michel et al."][0] >= 0.97
     assert acc["Michel et al."][8] >= 0.9
     assert float((acc["Michel et al."][4:13] - rnd[4:13]).mean()) >= 0.08
-    assert acc["marginal (Alg. 14.3.1)"][16] - rnd[16] >= 0.15
-    assert float((acc["information (App. 14.3.1)"][1:17] - rnd[1:17]).mean()) <= 0.03
+    assert acc[mh.ABLATION][16] - rnd[16] >= 0.15
+    assert float((acc[mh.NET_INFORMATION][1:17] - rnd[1:17]).mean()) <= 0.03
+    assert list(result.orders) == [mh.MICHEL, mh.ABLATION, mh.NET_INFORMATION]
+    assert mh.order_by(result.ablation) == result.orders[mh.ABLATION]
 
 
 # ------------------------------------------------------------------ estimators
@@ -285,6 +286,25 @@ def test_alg_14_3_1_as_printed_scores_only_the_last_head_and_fails_on_a_ratio():
     candidates, scores = mh.alg_14_3_1_as_printed(["A", "B"], jt, "Y", low_score_ratio=1)
     assert list(scores) == ["B"] and candidates == []
     assert scores["B"] == pytest.approx(-1.0, abs=1e-12)  # 0 direct + 0 marginal - 1 redundancy
+
+
+def test_alg_14_3_1_repaired_scores_every_head_and_prunes_a_share():
+    jt = mh.joint_table(
+        mh.bits(3),
+        {
+            "A": lambda x: x[0],
+            "B": lambda x: x[0],
+            "D": lambda x: x[1],
+            "Y": lambda x: (x[0], x[1] ^ x[2]),
+        },
+        weights=lambda x: 0.3 if x[2] else 0.7,
+    )
+    d_bits = 1 + 0.3 * math.log2(0.3) + 0.7 * math.log2(0.7)
+    candidates, scores = mh.alg_14_3_1_repaired(["A", "B", "D"], jt, "Y", prune_ratio=2 / 3)
+    assert candidates == ["A", "B"]  # the copies: direct 1 + marginal 0 - redundancy 1 = 0
+    assert scores == pytest.approx({"A": 0.0, "B": 0.0, "D": 2 * d_bits}, abs=1e-12)
+    only_direct, _ = mh.alg_14_3_1_repaired(["A", "B", "D"], jt, "Y", 1 / 3, lam=(1, 0, 0))
+    assert only_direct == ["D"]
 
 
 def test_argmax_and_argmin_positions_take_the_first_of_ties():

@@ -219,6 +219,51 @@ def test_rope_score_is_the_real_part_of_the_pair_products_and_the_abel_bound_hol
     assert float(scores[3]) == pytest.approx(abs(float(q @ rope(k[None], torch.tensor([3]))[0])))
 
 
+def test_rope_relative_bound_falls_only_as_a_trend():
+    """What the chapter says of the bound at d = 128: it rises in 115 of the 256 unit steps
+    from r = 0 to 256, and ends below a quarter of its value at 0."""
+    bound = pe7.rope_relative_bound(torch.arange(0, 257), 128)
+    assert int((bound[1:] > bound[:-1]).sum()) == 115
+    assert float(bound[256]) < float(bound[0]) / 4
+
+
+def test_rope_self_score_weights_each_plane_by_its_squared_norm():
+    """q^T R_r q = sum_i |q~_i|^2 cos(r theta_i): the sinusoidal curve only for equal pair norms."""
+    dim, r = 32, torch.arange(0, 60)
+    theta = pe7.inverse_frequencies(dim)
+    q = torch.randn(dim, generator=torch.Generator().manual_seed(4), dtype=DT)
+    self_score = RotaryEmbedding(dim)(q.expand(len(r), dim)[None], r)[0] @ q
+    pair_norms = q[0::2] ** 2 + q[1::2] ** 2
+    looped = torch.tensor(
+        [sum(float(pair_norms[i]) * math.cos(int(m) * float(theta[i])) for i in range(dim // 2))
+         for m in r], dtype=DT
+    )  # fmt: skip
+    assert_close(self_score, looped, atol=1e-10, rtol=1e-12)
+    curve = pe7.dot_product_profile(r, dim)  # sum_i cos(r theta_i)
+    assert float((self_score / self_score[0] - curve / curve[0]).abs().max()) > 0.05
+    unit = torch.zeros(dim, dtype=DT)
+    unit[0::2] = 1.0  # every pair of norm 1
+    assert_close(RotaryEmbedding(dim)(unit.expand(len(r), dim)[None], r)[0] @ unit, curve)
+
+
+def test_alibi_slopes_for_other_head_counts_are_appended():
+    """Press et al.: the slopes of the power of two below H, then every other slope of twice
+    that many heads appended (not interleaved)."""
+    twelve = alibi_slopes(12, dtype=DT)
+    assert_close(twelve[:8], alibi_slopes(8, dtype=DT))
+    assert_close(twelve[8:], alibi_slopes(16, dtype=DT)[0::2][:4])
+    assert bool((twelve[:8].diff() < 0).all()) and float(twelve[8]) > float(twelve[7])
+
+
+def test_no_positions_dilute_with_length_but_do_not_decay_with_distance():
+    previous = None
+    for n in (16, 64, 256):
+        eta = pe7.transfer_efficiency(pe7.position_only_weights("none", n))
+        assert float(eta.max() - eta.min()) == 0.0
+        assert previous is None or float(eta[0]) < float(previous) / 10
+        previous = eta[0]
+
+
 # ------------------------------------------------------------------------------- information
 
 

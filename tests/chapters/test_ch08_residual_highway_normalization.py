@@ -1,6 +1,7 @@
 """Deep plain / residual / highway stacks: the batched stack is the chapter's blocks, members are
-independent, training is PyTorch's SGD, the per-layer statistics are right, and Srivastava et
-al.'s depth effect holds on a second seed (chapter 08 runs seed 0)."""
+independent, training is PyTorch's SGD, the per-layer statistics are right, the gradient through
+a residual stack is back-propagation's, and Srivastava et al.'s depth effect holds on a second
+seed (chapter 08 runs seed 0)."""
 
 import math
 
@@ -21,6 +22,8 @@ from attncourse.chapters.ch08_residual_highway_normalization import (
     identity_targets,
     layer_statistics,
     near_identity_fit,
+    plot_layer_statistics,
+    residual_gradient,
     teacher_task,
     train_stacks,
 )
@@ -339,3 +342,79 @@ def test_srivastava_depth_effect_holds_for_a_second_seed():
     assert best["plain", 100] >= 10 * best["highway", 100]
     assert best["plain", 100] >= 5 * best["plain", 10]
     assert best["residual", 100] <= 0.1
+
+
+def _residual_branch_jacobians(stack, x):
+    """The states h_0 ... h_L of a residual DeepStack at x (one input) and the branch Jacobians
+    J_l[i, j] = W_l[j, i] 1[h_l,j > 0] of F_l(h) = ReLU(h) W_l + b_l, as the notebook builds
+    them."""
+    _, states, _ = stack(x, hidden=True)
+    h = torch.cat(states[:-1])[:, 0]  # (L, width)
+    return states, (stack.weight[0].transpose(1, 2) * (h > 0)[:, None, :]).detach()
+
+
+@pytest.mark.parametrize("branch_scale", [1.0, 0.3])
+def test_residual_gradient_is_back_propagation_through_a_residual_stack(branch_scale):
+    stack = DeepStack("residual", 7, 6, branch_scale=branch_scale, seeds=(4,)).double()
+    x = torch.randn(1, 20, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    states, J = _residual_branch_jacobians(stack, x)
+    top = torch.randn(6, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    rows = residual_gradient(top, J)  # (8, 6)
+    assert rows.shape == (8, 6)
+    by_autograd = torch.autograd.grad(states[-1][0, 0], states, top, allow_unused=True)
+    for layer, expected in enumerate(by_autograd[:-1]):
+        torch.testing.assert_close(rows[layer], expected[0, 0])
+    torch.testing.assert_close(rows[-1], top)
+
+
+def test_residual_gradient_one_block_at_a_time():
+    g = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    eye = torch.eye(3, dtype=torch.float64)
+    halves = residual_gradient(g, torch.stack([-0.5 * eye, -0.5 * eye]))
+    torch.testing.assert_close(halves, torch.stack([g / 4, g / 2, g]))
+    cancelled = residual_gradient(g, torch.stack([0.3 * eye, -eye, 0.0 * eye]))
+    assert torch.equal(cancelled[:2], torch.zeros(2, 3, dtype=torch.float64))
+    torch.testing.assert_close(cancelled[2:], torch.stack([g, g]))
+    A = torch.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]], dtype=torch.float64)
+    one = residual_gradient(g, A[None])  # a row vector times (I + A), not (I + A) times a column
+    torch.testing.assert_close(one[0], g + g @ A)
+    assert not torch.allclose(one[0], g + A @ g)
+    assert torch.equal(residual_gradient(g, torch.zeros(0, 3, 3, dtype=torch.float64)), g[None])
+
+
+def test_normalization_tames_the_residual_stack_but_not_the_plain_one():
+    """Section 4's table: LayerNorm at every branch input bounds a He-scaled residual stack; a
+    plain stack with LayerNorm keeps its forward signal but its gradient explodes."""
+    exploding = layer_statistics("residual", 50)
+    normalized = layer_statistics("residual", 50, norm="layer")
+    plain = layer_statistics("plain", 50, norm="layer")
+    assert (
+        exploding.activation_rms[-1] > 1e5
+        and exploding.gradient_norm[0] > 1e5 * (exploding.gradient_norm[-1])
+    )
+    rms = normalized.activation_rms[-1] / normalized.activation_rms[0]
+    assert 3 < rms < 20  # grows like the square root of the depth, not exponentially
+    assert normalized.gradient_norm[0] / normalized.gradient_norm[-1] < 20
+    assert 0.3 < plain.activation_rms[-1] < 3 and plain.cosine[-1] < 0.9
+    assert plain.gradient_norm[0] / plain.gradient_norm[-1] > 1e3
+
+
+def test_plot_layer_statistics_draws_every_stack_in_the_three_panels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stats = {"plain": layer_statistics("plain", 8), "residual": layer_statistics("residual", 8)}
+    axes = plot_layer_statistics(stats)
+    try:
+        for panel, field in zip(axes, ("activation_rms", "gradient_norm", "cosine")):
+            lines = panel.get_lines()
+            assert [line.get_label() for line in lines] == ["plain", "residual"]
+            for line, name in zip(lines, stats):
+                torch.testing.assert_close(
+                    torch.tensor(line.get_ydata(), dtype=torch.float64),
+                    getattr(stats[name], field).double(),
+                )
+    finally:
+        plt.close(axes[0].figure)

@@ -100,23 +100,6 @@ def test_csv_json_and_feedback_reports(released, tmp_path):
     assert "ann" in out and "3 / 3 points" in out
 
 
-def test_progress_shows_which_exercises_of_a_workspace_pass(released, tmp_path):
-    workspace = tmp_path / "workspace"
-    status, _, err = cli("start", "--workspace", workspace, "--source", FIXTURES, "--dry-run")
-    assert status == 0, err
-    nb = read(workspace / FIXTURE.name)
-    answer = read(FIXTURE).cells[6].source  # the instructor's weighted_average
-    nb.cells[6].source = answer
-    (workspace / FIXTURE.name).write_text(json.dumps(nb))
-    status, out, err = cli("progress", "--workspace", workspace, "--source", FIXTURES)
-    assert status == 0, err
-    assert "1 of 2 exercises pass, 1 / 3 points" in out
-    assert "✗ test_stable_softmax: stable_softmax is not implemented yet" in out
-    assert "✓ test_weighted_average" in out
-    status, _, err = cli("progress", "--workspace", tmp_path / "none", "--source", FIXTURES)
-    assert status == 2 and "attncourse start" in err
-
-
 def test_grading_without_bubblewrap_says_which_package_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     shutil.copyfile(FIXTURE, tmp_path / FIXTURE.name)

@@ -2,6 +2,7 @@
 empty folder, with no clone beside it (the notebooks and weights travel in the wheel)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,11 +68,15 @@ def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style
         f"attncourse/notebooks/{c.name}" for c in CHAPTERS
     ]
     assert "attncourse/weights/ch02_seq2seq.pt" in names
+    assert "attncourse/constraints.txt" in names  # chapter 00's environment check reads it
     slides = "attncourse/classroom/slides/"  # attncourse present's offline settings and styles
     static = slides + "voila/templates/attncourse-reveal/static/"
     for name in ("dist/reveal.css", "dist/theme/white.css", "dist/theme/attncourse.css"):
         assert static + name in names, f"{static + name} is not in the wheel"
     assert slides + "voila.json" in names
+    lab = "attncourse/classroom/lab/"  # attncourse start's JupyterLab settings
+    for name in ("course/labconfig/page_config.json", "learner/jupyter_server_config.json"):
+        assert lab + name in names, f"{lab + name} is not in the wheel"
 
 
 def _in_empty_folder(installed, *command):
@@ -100,12 +105,12 @@ def test_release_in_an_empty_folder_writes_student_copies_of_every_chapter(insta
         assert "### BEGIN SOLUTION" not in text and "### BEGIN HIDDEN TESTS" not in text
 
 
-def test_start_in_an_empty_folder_makes_the_workspace_and_would_open_jupyterlab(installed):
+def test_start_in_an_empty_folder_makes_the_workspace_and_runs_jupyterlab(installed):
     result, folder = _in_empty_folder(installed, "start", "--dry-run")
     workspace = folder / "workspace"
+    assert not workspace.exists(), "a dry run wrote the workspace"
+    assert f"-m jupyterlab --ServerApp.root_dir={workspace.resolve()}" in result.stdout
+    # JupyterLab's --version: the workspace is made, then JupyterLab runs, prints and exits
+    result, _ = _in_empty_folder(installed, "start", "--version")
     assert sorted(p.name for p in workspace.glob("*.ipynb")) == [c.name for c in CHAPTERS]
-    assert (
-        result.stdout.strip()
-        .splitlines()[-1]
-        .endswith(f"lab --ServerApp.root_dir={workspace.resolve()}")
-    )
+    assert re.search(r"^\d+\.\d+\.\d+$", result.stdout, re.M), result.stdout

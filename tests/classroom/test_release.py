@@ -1,4 +1,4 @@
-"""Release and start: `attncourse release` and `attncourse start` on every instructor notebook.
+"""Release: `attncourse release` on every instructor notebook (`start`: test_start.py).
 
 Every test runs on each chapter notebook present in notebooks/ (so later chapters are covered as
 they arrive) and on a small fixture notebook with two exercises (tests/classroom/fixtures).
@@ -152,22 +152,6 @@ def test_release_names_only_the_notebooks_given(tmp_path):
     status, out, _ = cli("release", FIXTURE, "--out", tmp_path)
     assert status == 0 and [p.name for p in tmp_path.glob("*.ipynb")] == [FIXTURE.name]
     assert f"wrote      {tmp_path / FIXTURE.name}" in out
-
-
-def test_start_makes_the_workspace_once_and_opens_jupyter_lab_on_it(tmp_path):
-    workspace = tmp_path / "ws"
-    status, out, _ = cli(
-        "start", "--workspace", workspace, "--source", FIXTURES, "--dry-run", "--no-browser"
-    )
-    assert status == 0
-    assert (workspace / FIXTURE.name).is_file()
-    command = out.strip().splitlines()[-1]
-    assert re.search(r"jupyter lab --ServerApp.root_dir=\S*ws --no-browser$", command)
-    mine = read(workspace / FIXTURE.name)
-    mine.cells[3].source = "# my notes\n" + mine.cells[3].source
-    nbformat.write(mine, workspace / FIXTURE.name)
-    status, out, _ = cli("start", "--workspace", workspace, "--source", FIXTURES, "--dry-run")
-    assert status == 0 and "kept" in out and "# my notes" in (workspace / FIXTURE.name).read_text()
 
 
 # ------------------------------------------------------------------------------- bad input

@@ -202,6 +202,20 @@ def test_no_solution_or_hidden_test_appears(notebook, chapters_site):
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_the_code_shows_no_test_markers_or_grading_regions(notebook, chapters_site):
+    out, _ = chapters_site
+    page = Page(out / f"{notebook.stem}.html")
+    assert not [line for line in page.lines() if re.fullmatch(r"#\s*NBVAL_[A-Z_]+", line)]
+    text = " ".join(page.plain_text().split())
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "MARK SCHEME"):
+        assert marker not in text, marker
+    checked = [c for c in read(notebook).cells if c.source.startswith("# NBVAL_CHECK_OUTPUT\n")]
+    if checked:  # the notebook keeps its markers; the page shows the code after them
+        shown = checked[0].source.splitlines()[1]
+        assert " ".join(shown.split()) in text
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_widgets_show_how_to_run_them_live(notebook, chapters_site):
     out, _ = chapters_site
     nb = read(notebook)

@@ -81,6 +81,16 @@ def size_numpy(P):
     return int(np.sum(s > 1e-9 * max(1.0, s[0])))
 
 
+def size_matrix_rank(P):
+    """torch.linalg.matrix_rank with the stated threshold; the uniform pattern handled first."""
+    if torch.allclose(P, torch.full_like(P, 1.0 / P.shape[1])):
+        return 0  # all scores equal: no query or key dimension (the exercise's convention)
+    L = torch.log(P)
+    centred = L - L.mean(1, keepdim=True)
+    top = float(torch.linalg.matrix_norm(centred, ord=2))
+    return int(torch.linalg.matrix_rank(centred, atol=1e-9 * max(1.0, top), rtol=0.0))
+
+
 def size_first_column(P):
     """Subtract column 0 of log P from every column (another per-row shift); returns a tensor."""
     L = torch.log(P)
@@ -135,6 +145,17 @@ def co_loops(joint):
             ratio = pab[a, b] * pay[a, y] * pby[b, y] / (pa[a] * pb[b] * py[y] * p)
             total += p * math.log2(float(ratio))
     return torch.tensor(total, dtype=torch.float64)
+
+
+def co_one_element(joint):
+    """A one-element float64 tensor of shape (1,), by conditional entropies."""
+
+    def cond(p, given):  # H(all) - H(given)
+        return _h(p) - _h(p.sum(tuple(d for d in range(p.dim()) if d not in given)))
+
+    i_ay = _h(joint.sum((1, 2))) - cond(joint.sum(1), (1,))  # H(A) - H(A | Y)
+    i_ay_b = cond(joint.sum(2), (1,)) - cond(joint, (1, 2))  # H(A | B) - H(A | B, Y)
+    return (i_ay - i_ay_b).reshape(1)
 
 
 # ------------------------------------------------------------------------ 4: marginal contributions
@@ -212,9 +233,11 @@ SOLUTIONS = [
     (check_pattern_head_size, size_projection, 6),
     (check_pattern_head_size, size_numpy, 6),
     (check_pattern_head_size, size_first_column, 6),
+    (check_pattern_head_size, size_matrix_rank, 6),
     (check_co_information, co_inclusion_exclusion, 6),
     (check_co_information, co_conditional, 6),
     (check_co_information, co_loops, 6),
+    (check_co_information, co_one_element, 6),
     (check_marginal_contributions, marginal_cumulative, 5),
     (check_marginal_contributions, marginal_reshaped, 5),
     (check_marginal_contributions, marginal_conditional, 5),
@@ -407,3 +430,47 @@ def test_marginal_contributions_is_from_scratch():
 )
 def test_head_importance_mistakes_are_named(wrong, fragment):
     fails_with(check_head_importance, wrong, fragment)
+
+
+# ------------------------------------------------------------------ the stated rules, named
+
+
+def test_head_terms_and_importance_name_the_dtype_rule():
+    """The text says "keep the input's dtype"; an answer computed in float64 for float32 inputs
+    is refused with those words, not as wrong values."""
+    fails_with(
+        check_head_terms,
+        lambda z, W: terms_einsum(z.double(), W.double()),
+        "returned dtype torch.float64, expected torch.float32",
+        "keep the input's dtype",
+    )
+    fails_with(
+        check_head_importance,
+        lambda g: importance_plain(g.double()),
+        "returned dtype torch.float64, expected torch.float32",
+        "keep the input's dtype",
+    )
+
+
+def test_information_answers_in_float32_are_refused_by_name():
+    fails_with(
+        check_co_information,
+        lambda j: co_inclusion_exclusion(j.float()),
+        "computed in torch.float32: keep the table's dtype, float64",
+    )
+    fails_with(
+        check_marginal_contributions,
+        lambda j: marginal_cumulative(j.float()),
+        "computed in torch.float32: keep the table's dtype, float64",
+    )
+
+
+def test_the_uniform_pattern_convention_is_named_not_misdiagnosed():
+    """An answer of "at least 1" differs only on the uniform pattern: the check names the
+    convention (d_k = 0), not a missing centring."""
+    message = fails_with(
+        check_pattern_head_size,
+        lambda P: max(1, size_svd(P)),
+        "the uniform pattern counts as d_k = 0",
+    )
+    assert "centre each row" not in message and "rank of P" not in message

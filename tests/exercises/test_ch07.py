@@ -2,12 +2,14 @@
 and the hidden seed) and name each common mistake."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
-from exercise_helpers import fails_when_unfinished, fails_with
+from exercise_helpers import fails_when_unfinished, fails_with, notebook_hidden_seeds
 
+import attncourse.exercises.ch07 as exercises
 import attncourse.positional
 from attncourse.exercises.ch07 import (
     check_alibi_weights,
@@ -63,6 +65,37 @@ def shift_numpy(offset, dim, base):
     return torch.from_numpy(R)
 
 
+def shift_complex(offset, dim, base):
+    """R_k from e^{ikθ}: the real and imaginary parts of one complex number per pair."""
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    z = torch.polar(torch.ones_like(theta), offset * theta)  # (dim/2,) e^{ikθ}
+    R = torch.zeros(dim, dim, dtype=torch.float64)
+    R[0::2, 0::2] = R[1::2, 1::2] = torch.diag(z.real)
+    R[0::2, 1::2], R[1::2, 0::2] = torch.diag(z.imag), -torch.diag(z.imag)
+    return R
+
+
+def shift_float32_theta(offset, dim, base):
+    """θ in float32 (torch.arange's default dtype): right formula, float32 angles."""
+    theta = base ** (-torch.arange(0, dim, 2) / dim)  # float32
+    c, s = torch.cos(offset * theta).double(), torch.sin(offset * theta).double()
+    R = torch.zeros(dim, dim, dtype=torch.float64)
+    R[0::2, 0::2] = R[1::2, 1::2] = torch.diag(c)
+    R[0::2, 1::2], R[1::2, 0::2] = torch.diag(s), -torch.diag(s)
+    return R
+
+
+def shift_float32_theta_math(offset, dim, base):
+    """θ in float32, each angle through math.cos: float32 angles once more."""
+    theta = base ** (-torch.arange(0, dim, 2) / dim)  # float32
+    R = torch.zeros(dim, dim, dtype=torch.float64)
+    for i, t in enumerate(theta):
+        a = float(offset * t)
+        R[2 * i, 2 * i] = R[2 * i + 1, 2 * i + 1] = math.cos(a)
+        R[2 * i, 2 * i + 1], R[2 * i + 1, 2 * i] = math.sin(a), -math.sin(a)
+    return R
+
+
 # ------------------------------------------------------------------------------------ 2: RoPE
 
 
@@ -96,6 +129,16 @@ def rope_matrices(x, positions, base):
             )
         out[..., t, :] = (x[..., t, :].double() @ R.T).to(x.dtype)
     return out
+
+
+def rope_float32_theta(x, positions, base):
+    """θ and the angles in float32 (torch.arange's default dtype), then cast to x's dtype."""
+    d = x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2) / d)  # float32
+    angles = positions[:, None] * theta  # float32
+    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
 
 
 # ----------------------------------------------------------------------------------- 3: ALiBi
@@ -161,11 +204,21 @@ def information_xlogy(alpha, vocab):
     return math.log2(vocab) - conditional / math.log(2)
 
 
+def information_eps_guard(alpha, vocab):
+    """log2(p + ε) with ε = 1e-9, the guard the text allows."""
+    hit, miss = alpha + (1 - alpha) / vocab, (1 - alpha) / vocab
+    eps = 1e-9
+    return (
+        math.log2(vocab) + hit * torch.log2(hit + eps) + (vocab - 1) * miss * torch.log2(miss + eps)
+    )
+
+
 SOLUTIONS = [
     (check_shift_matrix, shift_loops, 6),
     (check_shift_matrix, shift_block_diag, 6),
     (check_shift_matrix, shift_matrix_power, 6),
     (check_shift_matrix, shift_numpy, 6),
+    (check_shift_matrix, shift_complex, 6),
     (check_rope, rope_interleave, 6),
     (check_rope, rope_complex, 6),
     (check_rope, rope_matrices, 6),
@@ -175,6 +228,7 @@ SOLUTIONS = [
     (check_selection_information, information_plogp, 5),
     (check_selection_information, information_kl, 5),
     (check_selection_information, information_xlogy, 5),
+    (check_selection_information, information_eps_guard, 5),
 ]
 
 
@@ -187,6 +241,55 @@ def test_correct_solutions_pass_on_the_visible_and_the_hidden_seed(
 ):
     check(solution, seed=HIDDEN[check] if hidden else 0)
     assert capsys.readouterr().out == f"✓ {solution.__name__}: all {count} checks passed\n"
+
+
+def test_the_notebook_hides_the_seeds_this_suite_checks():
+    assert notebook_hidden_seeds("07_positional_encoding", exercises) == HIDDEN
+
+
+def test_every_check_has_three_correct_styles_or_more():
+    counts = {check: sum(c is check for c, _, _ in SOLUTIONS) for check in HIDDEN}
+    assert min(counts.values()) >= 3, counts
+
+
+GOT_EXPECTED = re.compile(r"got (\S+), expected (\S+);")
+
+
+def _never_two_equal_numbers(message):
+    for got, expected in GOT_EXPECTED.findall(message):
+        assert got != expected, message
+
+
+@pytest.mark.parametrize("wrong", [shift_float32_theta, shift_float32_theta_math])
+@pytest.mark.parametrize("seed", [0, HIDDEN[check_shift_matrix]])
+def test_float32_angles_are_named_in_the_shift_matrix(wrong, seed):
+    with pytest.raises(AssertionError) as info:
+        check_shift_matrix(wrong, seed=seed)
+    message = str(info.value)
+    assert "float32 round-off: compute θ in float64" in message, message
+    _never_two_equal_numbers(message)
+
+
+@pytest.mark.parametrize("seed", [0, HIDDEN[check_rope]])
+def test_float32_angles_are_named_in_rope(seed):
+    with pytest.raises(AssertionError) as info:
+        check_rope(rope_float32_theta, seed=seed)
+    message = str(info.value)
+    assert "float32 round-off: compute θ in float64" in message, message
+    _never_two_equal_numbers(message)
+
+
+def test_an_epsilon_guard_larger_than_allowed_fails():
+    def eps_too_large(alpha, vocab):
+        hit, miss = alpha + (1 - alpha) / vocab, (1 - alpha) / vocab
+        eps = 1e-4
+        return (
+            math.log2(vocab)
+            + hit * torch.log2(hit + eps)
+            + (vocab - 1) * miss * torch.log2(miss + eps)
+        )
+
+    fails_with(check_selection_information, eps_too_large, "wrong values")
 
 
 @pytest.mark.parametrize("check", list(HIDDEN))

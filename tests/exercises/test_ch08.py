@@ -12,6 +12,7 @@ from exercise_helpers import (
     fails,
     fails_on_seeds,
     fails_when_unfinished,
+    notebook_hidden_seeds,
     passes_on_seeds,
     styles_per_check,
 )
@@ -27,12 +28,14 @@ from attncourse.exercises.ch08 import (
     check_highway,
     check_highway_jacobian,
     check_layer_norm,
+    check_residual_gradient,
     check_rms_norm,
 )
 
-# the visible seed, the notebook's hidden ones (ch08_*_test: 21 to 25), and a few more
-HIDDEN_SEEDS = (0, 21, 22, 23, 24, 25, 7, 2024)
+# the visible seed, the notebook's hidden ones (ch08_*_test: 21 to 26), and a few more
+HIDDEN_SEEDS = (0, 21, 22, 23, 24, 25, 26, 7, 2024)
 COUNTS = {  # cases per seed
+    check_residual_gradient: 7,
     check_layer_norm: 8,
     check_rms_norm: 6,
     check_batch_norm_train: 8,
@@ -40,6 +43,61 @@ COUNTS = {  # cases per seed
     check_highway_jacobian: 6,
 }
 CHECKS = tuple(COUNTS)
+
+
+# ------------------------------------------------------------- gradient through a residual stack
+
+
+def residual_gradient(g, jacobians):
+    rows = [g]
+    for J in reversed(jacobians):
+        rows.append(rows[-1] + rows[-1] @ J)
+    return torch.stack(rows[::-1])
+
+
+def residual_gradient_preallocated(g, jacobians):  # (I + J) with an identity in g's dtype
+    L, d = jacobians.shape[0], g.shape[0]
+    out = torch.empty(L + 1, d, dtype=g.dtype)
+    out[L] = g
+    eye = torch.eye(d, dtype=g.dtype)
+    for layer in range(L - 1, -1, -1):
+        out[layer] = out[layer + 1] @ (eye + jacobians[layer])
+    return out
+
+
+def residual_gradient_columns(g, jacobians):  # column vectors: (I + J)ᵀ gᵀ
+    column = g[:, None]  # (d, 1)
+    columns = [column]
+    for J in jacobians.flip(0):
+        column = (torch.eye(g.shape[0], dtype=g.dtype) + J).T @ column
+        columns.append(column)
+    return torch.cat(columns[::-1], dim=1).T
+
+
+def residual_gradient_einsum(g, jacobians):
+    rows = [g]
+    for layer in range(jacobians.shape[0] - 1, -1, -1):
+        rows.insert(0, rows[0] + torch.einsum("i,ij->j", rows[0], jacobians[layer]))
+    return torch.stack(rows)
+
+
+def residual_gradient_products(g, jacobians):  # each row from the top: g Π_{k ≥ l} (I + J_k)
+    L, d = jacobians.shape[0], g.shape[0]
+    eye = torch.eye(d, dtype=g.dtype)
+    rows = []
+    for layer in range(L + 1):
+        product = eye
+        for k in range(L - 1, layer - 1, -1):
+            product = product @ (eye + jacobians[k])
+        rows.append(g @ product)
+    return torch.stack(rows)
+
+
+def residual_gradient_in_float64(g, jacobians):
+    rows = [g.double()]
+    for J in reversed(jacobians.double()):
+        rows.append(rows[-1] + rows[-1] @ J)
+    return torch.stack(rows[::-1]).to(g.dtype)
 
 
 # ------------------------------------------------------------------------------- LayerNorm
@@ -265,6 +323,12 @@ def highway_jacobian_by_columns(x, W_H, b_H, W_T, b_T):  # column j: ∂y/∂x_j
 # -------------------------------------------------------------- correct styles, every seed
 
 STYLES = [
+    (check_residual_gradient, residual_gradient),
+    (check_residual_gradient, residual_gradient_preallocated),
+    (check_residual_gradient, residual_gradient_columns),
+    (check_residual_gradient, residual_gradient_einsum),
+    (check_residual_gradient, residual_gradient_products),
+    (check_residual_gradient, residual_gradient_in_float64),
     (check_layer_norm, layer_norm),
     (check_layer_norm, layer_norm_var_mean),
     (check_layer_norm, layer_norm_in_float64),
@@ -328,6 +392,7 @@ def test_module_exports_the_documented_checks():
         "check_highway",
         "check_highway_jacobian",
         "check_layer_norm",
+        "check_residual_gradient",
         "check_rms_norm",
     ]
     assert [getattr(ex8, name) for name in sorted(ex8.__all__)] == [
@@ -335,8 +400,17 @@ def test_module_exports_the_documented_checks():
         check_highway,
         check_highway_jacobian,
         check_layer_norm,
+        check_residual_gradient,
         check_rms_norm,
     ]
+
+
+def test_the_notebook_s_hidden_tests_use_the_seeds_this_suite_checks():
+    import attncourse.exercises.ch08 as ex8
+
+    hidden = notebook_hidden_seeds("08_residual_highway_normalization", ex8)
+    assert set(hidden) == set(CHECKS), hidden
+    assert set(hidden.values()) <= set(HIDDEN_SEEDS), hidden
 
 
 # ------------------------------------------------------------ common mistakes, every seed
@@ -436,7 +510,65 @@ def sigmoid(u):
     return 1 / (1 + torch.exp(-u))
 
 
+def rg_without_identity(g, jacobians):
+    rows = [g]
+    for J in reversed(jacobians):
+        rows.append(rows[-1] @ J)
+    return torch.stack(rows[::-1])
+
+
+def rg_column_convention(g, jacobians):
+    rows = [g]
+    for J in reversed(jacobians):
+        rows.append(rows[-1] + J @ rows[-1])
+    return torch.stack(rows[::-1])
+
+
+def rg_bottom_up(g, jacobians):  # the loop runs over the blocks from the first one
+    rows = [g]
+    for J in jacobians:
+        rows.append(rows[-1] + rows[-1] @ J)
+    return torch.stack(rows[::-1])
+
+
+def rg_first_order(g, jacobians):
+    rows = [g]
+    for J in reversed(jacobians):
+        rows.append(rows[-1] + g @ J)
+    return torch.stack(rows[::-1])
+
+
 MISTAKES = [
+    # gradient through a residual stack
+    (check_residual_gradient, rg_without_identity, "the identity is missing"),
+    (check_residual_gradient, rg_column_convention, "the Jacobian is used the wrong way round"),
+    (check_residual_gradient, rg_bottom_up, "the blocks were applied in the wrong order"),
+    (
+        check_residual_gradient,
+        lambda g, J: residual_gradient(g, J).flip(0),
+        "the rows are upside down",
+    ),
+    (check_residual_gradient, rg_first_order, "the branch terms were summed"),
+    (
+        check_residual_gradient,
+        lambda g, J: g.expand(J.shape[0] + 1, -1).clone(),
+        "the branch term is missing",
+    ),
+    (
+        check_residual_gradient,
+        lambda g, J: residual_gradient(g, J)[:-1],
+        "the last row is missing",
+    ),
+    (
+        check_residual_gradient,
+        lambda g, J: residual_gradient(g, J)[1:],
+        "the first row is missing",
+    ),
+    (
+        check_residual_gradient,
+        lambda g, J: residual_gradient(g.double(), J.double()),
+        "returned dtype torch.float64, expected torch.float32: keep the input's dtype",
+    ),
     # LayerNorm
     (check_layer_norm, ln_unbiased, "used the unbiased variance (1/(d − 1)"),
     (check_layer_norm, ln_eps_outside, "eps was added to the standard deviation"),
@@ -706,6 +838,13 @@ def swallows_the_refusal(x, g, b, eps=1e-5):
 
 
 REFUSED = [
+    (
+        check_residual_gradient,
+        lambda g, J: torch.autograd.functional.vjp(lambda x: x + x @ J[0], torch.zeros_like(g), g)[
+            1
+        ][None].expand(2, -1),
+        "torch.autograd.functional.vjp",
+    ),
     (
         check_layer_norm,
         lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps),

@@ -9,7 +9,8 @@
 * ``exact``: exact joint tables of toy tasks and the source's formulas next to the chain
   rule (Eq. 14.3.11, 14.3.12, 14.3.21–14.3.27, App. 14.3.1, Alg. 14.3.1 as printed);
 * ``estimators``: k-means + plug-in mutual information for head outputs;
-* ``pruning``: Michel et al.'s importance, App. 14.3.1's information criterion, pruning curves;
+* ``pruning``: Michel et al.'s importance, single-head ablation, App. 14.3.1's information
+  criterion, pruning curves;
 * ``regularisers``: the entropy loss (Def. 14.3.16), App. 14.3.5's diversity loss as printed, an
   overlap loss, gradient descent on free scores;
 * ``widget``: the head-mask widget.
@@ -19,6 +20,7 @@ from .estimators import kmeans_codes, plugin_mutual_information, sample_joint
 from .exact import (
     JointTable,
     alg_14_3_1_as_printed,
+    alg_14_3_1_repaired,
     argmax_position,
     argmax_selectable_keys,
     argmin_position,
@@ -54,10 +56,13 @@ from .heads import (
     train_model,
 )
 from .pruning import (
+    ABLATION,
+    MICHEL,
+    NET_INFORMATION,
     InformationScores,
     PruningResult,
+    ablation_scores,
     information_scores,
-    marginal_information,
     michel_importance,
     order_by,
     prune_all,
@@ -87,6 +92,7 @@ from .subspaces import (
     two_head_copy,
 )
 from .widget import (
+    CURVE_COLOURS,
     HeadMaskPlot,
     HeadMaskState,
     head_mask,

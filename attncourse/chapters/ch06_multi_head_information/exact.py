@@ -7,7 +7,8 @@ so every quantity below is exact (``attncourse.metrics``), not estimated:
 
 * the source's formulas as printed — Eq. (14.3.11), (14.3.12), (14.3.21), (14.3.22), (14.3.23),
   (14.3.25), (14.3.26), (14.3.27), App. 14.3.1's net contribution and Alg. 14.3.1's pseudo-code
-  (``alg_14_3_1_as_printed``, run as printed, defects included) — next to
+  (``alg_14_3_1_as_printed``, run as printed, defects included, and ``alg_14_3_1_repaired``) —
+  next to
 * what the chain rule of mutual information says instead (co-information with its sign,
   conditional marginal contributions, total correlation).
 
@@ -226,6 +227,22 @@ def alg_14_3_1_as_printed(heads, jt, y, low_score_ratio, lam=(1.0, 1.0, 1.0)):
     sorted_heads = sorted(score, key=score.get, reverse=True)
     prune_candidates = sorted_heads[low_score_ratio:]
     return prune_candidates, score
+
+
+def alg_14_3_1_repaired(heads, jt, y, prune_ratio, lam=(1.0, 1.0, 1.0)):
+    """Alg. 14.3.1 with its two defects repaired: the score line inside the loop (every head gets
+    a score) and the lowest ``round(prune_ratio · H)`` heads as the prune candidates (a ratio is
+    not a slice index). Returns (prune candidates, lowest score first; scores)."""
+    I_total = information(jt, heads, y)
+    score = {}
+    for h in heads:
+        others = [o for o in heads if o != h]
+        direct = information(jt, [h], y)  # method 1: I(Z_h; Y)
+        marginal = I_total - information(jt, others, y)  # method 2: I(Z_h; Y | Z_-h)
+        redundancy = sum(mutual_information(jt.table, jt.dim(h), jt.dim(o)) for o in others)
+        score[h] = lam[0] * direct + lam[1] * marginal - lam[2] * redundancy
+    ranked = sorted(score, key=score.get)  # lowest score first (stable: ties in head order)
+    return ranked[: round(prune_ratio * len(heads))], score
 
 
 def best_heads_to_keep(jt: JointTable, heads: Sequence[str], y: str, keep: int):

@@ -2,18 +2,21 @@
 
 * ``michel_importance``: I_h = E_x |∂L(x)/∂ξ_h| at ξ = 1, normalised per layer (ℓ2), as Michel
   et al. 2019 (§4.1–4.2); one backward pass gives every example's gradient (one gate per example);
+* ``ablation_scores``: single-head ablation, the rise of the cross-entropy when head h alone is
+  removed and every other weight is kept (Michel et al.'s oracle): how much the trained network
+  relies on the head. It is not Alg. 14.3.1's marginal information I(Z_all; Y) − I(Z_−h; Y):
+  H(Y) − CE only bounds an information from below, and without refitting the decoder the
+  difference of two such bounds bounds nothing (the chapter's appendix shows a toy where the
+  loss rises while the conditional information is 0);
 * ``information_scores``: App. 14.3.1's net_h = I(Z_h; Y) − Σ_{h'≠h} I(Z_h; Z_h'), with the
   k-means plug-in estimator of ``estimators``;
-* ``marginal_information``: Alg. 14.3.1's marginal contribution I(Z_all; Y) − I(Z_−h; Y),
-  estimated with the model itself as the decoder (the cross-entropy bound I ≥ H(Y) − CE), i.e.
-  the rise of the loss when head h alone is removed;
 * ``pruning_curve``: accuracy and loss after removing the heads of an order one by one;
-* ``prune_all``: the orders of the chapter (Michel, information, marginal, random) for one model.
+* ``prune_all``: the orders of the chapter (Michel, ablation, net information, random) for one
+  model.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -22,6 +25,11 @@ from ...losses import cross_entropy
 from ...threads import single_thread
 from .estimators import kmeans_codes, plugin_mutual_information
 from .heads import HeadGatedEncoder, evaluate
+
+# the pruning orders, by name (the keys of ``PruningResult.orders`` and ``.accuracy``)
+MICHEL = "Michel et al."
+ABLATION = "single-head ablation"
+NET_INFORMATION = "net information"
 
 
 def michel_importance(
@@ -76,17 +84,17 @@ def information_scores(
 
 
 @torch.no_grad()
-def marginal_information(model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Alg. 14.3.1's marginal[h] = I_total − I(Z_−h; Y) in bits, each I estimated by the
-    variational bound H(Y) − CE with the rest of the trained model as the decoder, so that
-    marginal[h] = (CE with head h removed − CE with every head) / ln 2: (L, H)."""
+def ablation_scores(model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Single-head ablation: (CE with head h alone removed − CE with every head), in nats, the
+    other weights fixed: (L, H). One evaluation per head; a large value means the trained
+    network relies on the head (not that the head carries information no other head has)."""
     L, H = model.num_layers, model.num_heads
     _, full = evaluate(model, x, y)
     out = torch.zeros(L * H, dtype=torch.float64)
     for flat in range(L * H):
         mask = torch.ones(L * H)
         mask[flat] = 0.0
-        out[flat] = (evaluate(model, x, y, mask.view(L, H))[1] - full) / math.log(2)
+        out[flat] = evaluate(model, x, y, mask.view(L, H))[1] - full
     return out.view(L, H)
 
 
@@ -115,7 +123,7 @@ class PruningResult:
 
     importance: torch.Tensor  # (L, H) Michel et al.'s I_h, layer-normalised
     information: InformationScores
-    marginal: torch.Tensor  # (L, H) Alg. 14.3.1's marginal contribution, bits
+    ablation: torch.Tensor  # (L, H) the rise of the cross-entropy (nats) when one head goes
     orders: dict  # name -> list of flat head indices
     accuracy: dict  # name -> (L·H + 1,); "random" is the mean over the random orders
     loss: dict
@@ -130,17 +138,17 @@ def prune_all(
     num_random: int = 10,
     seed: int = 0,
 ) -> PruningResult:
-    """Michel et al.'s order, App. 14.3.1's information order, Alg. 14.3.1's marginal order and
-    ``num_random`` random orders, all scored on ``score_data`` (x, y) and evaluated on a separate
-    ``eval_data`` (x, y)."""
+    """Michel et al.'s order, the single-head ablation order, App. 14.3.1's net-information order
+    and ``num_random`` random orders, all scored on ``score_data`` (x, y) and evaluated on a
+    separate ``eval_data`` (x, y)."""
     model.eval()
     importance = michel_importance(model, *score_data)
     info = information_scores(model, *score_data)
-    marginal = marginal_information(model, *score_data)
+    ablation = ablation_scores(model, *score_data)
     orders = {
-        "Michel et al.": order_by(importance),
-        "information (App. 14.3.1)": order_by(info.net),
-        "marginal (Alg. 14.3.1)": order_by(marginal),
+        MICHEL: order_by(importance),
+        ABLATION: order_by(ablation),
+        NET_INFORMATION: order_by(info.net),
     }
     accuracy, loss = {}, {}
     for name, order in orders.items():
@@ -154,4 +162,4 @@ def prune_all(
     random_accuracy = torch.stack([a for a, _ in runs])  # (num_random, n + 1)
     accuracy["random"] = random_accuracy.mean(0)
     loss["random"] = torch.stack([curve for _, curve in runs]).mean(0)
-    return PruningResult(importance, info, marginal, orders, accuracy, loss, random_accuracy)
+    return PruningResult(importance, info, ablation, orders, accuracy, loss, random_accuracy)

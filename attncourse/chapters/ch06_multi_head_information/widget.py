@@ -17,11 +17,12 @@ from ...losses import cross_entropy
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
 from .heads import HeadGatedEncoder
+from .pruning import ABLATION, MICHEL, NET_INFORMATION
 
 CURVE_COLOURS = {
-    "Michel et al.": "tab:blue",
-    "information (App. 14.3.1)": "tab:orange",
-    "marginal (Alg. 14.3.1)": "tab:green",
+    MICHEL: "tab:blue",
+    ABLATION: "tab:green",
+    NET_INFORMATION: "tab:orange",
     "random": "tab:gray",
 }
 

@@ -1,5 +1,8 @@
-"""Two claims of source 004 §5.3.1 about the identity path, made measurable.
+"""The identity path of source 004 §5.3.1: the gradient through a residual stack, and two claims
+about it made measurable.
 
+* ``residual_gradient``: Eq. (5.3.2) applied block by block, ∂L/∂x_l = ∂L/∂x_{l+1} (I + J_l), for
+  every layer of a stack x_{l+1} = x_l + F_l(x_l) (the reference of the chapter's exercise);
 * ``near_identity_fit``: "if the target is close to the identity, learning the residual
   F* = H* − x is much easier than learning H* directly". The same one-hidden-layer network G is
   trained as y = G(x) (plain) and as y = x + G(x) (residual, Eq. 5.3.1) on a target near the
@@ -25,6 +28,19 @@ from ...attention import MultiHeadAttention
 from ...threads import single_thread
 
 TARGETS = ("near", "mirror")
+
+
+def residual_gradient(g: torch.Tensor, jacobians: torch.Tensor) -> torch.Tensor:
+    """∂L/∂x_l for every layer of a residual stack x_{l+1} = x_l + F_l(x_l)   (Eq. 5.3.2).
+
+    g (d,): ∂L/∂x_L, the gradient at the top, as a row vector; jacobians (L, d, d): block l's
+    branch Jacobian, jacobians[l][i, j] = ∂F_l(x)_i / ∂x_j at x_l. Returns (L + 1, d): row l is
+    ∂L/∂x_l = ∂L/∂x_{l+1} (I + J_l) = ∂L/∂x_{l+1} + ∂L/∂x_{l+1} J_l, row L is g itself.
+    """
+    rows = [g]  # from the top down: ∂L/∂x_L, ∂L/∂x_{L-1}, ...
+    for J in reversed(jacobians.unbind(0)):  # (d, d) each, the last block first
+        rows.append(rows[-1] + rows[-1] @ J)  # (d,) = g (I + J)
+    return torch.stack(rows[::-1])  # (L + 1, d), row l = ∂L/∂x_l
 
 
 def identity_targets(target: str, n: int = 256, d: int = 16, seed: int = 0):

@@ -1,4 +1,5 @@
-"""The chapter-08 widget: ``layer_statistics`` of a fresh stack drawn by ``DepthPlot`` (updated in
+"""The chapter-08 figures: ``plot_layer_statistics`` (several stacks' per-layer statistics side by
+side), and the widget: ``layer_statistics`` of a fresh stack drawn by ``DepthPlot`` (updated in
 place), ``depth_widget_update`` (numbers + redraw) and ``depth_widget`` (controls).
 """
 
@@ -10,6 +11,36 @@ import torch
 
 from ...viz import BlittedFigure, figure_widget
 from .stacks import LAYER_KINDS, LayerStats, layer_statistics
+
+PANEL_TITLES = (
+    "activation RMS of h_l",
+    "gradient norm |dL/dh_l|",
+    "cosine(h_l(x), h_l(x')), x != x'",
+)
+
+
+def plot_layer_statistics(named_stats: dict, axes=None, title: str = ""):
+    """The widget's three panels for several stacks at once, one line each: {label: LayerStats}.
+
+    Draws on ``axes`` (three matplotlib axes) or on a new pyplot figure; returns the axes.
+    """
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        _, axes = plt.subplots(1, 3, figsize=(11, 3))
+    for label, stats in named_stats.items():
+        layers = range(stats.depth + 1)
+        axes[0].semilogy(layers, stats.activation_rms, label=label)
+        axes[1].semilogy(layers, stats.gradient_norm, label=label)
+        axes[2].plot(layers, stats.cosine, label=label)
+    for ax, panel in zip(axes, PANEL_TITLES):
+        ax.set(xlabel="layer l", title=panel)
+    axes[2].set_ylim(-0.05, 1.05)
+    axes[2].legend(fontsize=7)
+    if title:
+        axes[0].figure.suptitle(title, fontsize=10)
+    axes[0].figure.tight_layout()
+    return axes
 
 
 class DepthPlot(BlittedFigure):
@@ -32,13 +63,8 @@ class DepthPlot(BlittedFigure):
         self.figure.subplots_adjust(
             left=0.07, right=0.98, bottom=0.17, top=0.8 if pyplot else 0.86, wspace=0.32
         )
-        titles = (
-            "activation RMS of h_l",
-            "gradient norm |dL/dh_l|",
-            "cosine(h_l(x), h_l(x')), x != x'",
-        )
         self.lines = []
-        for ax, title, log in zip(axes, titles, (True, True, False)):
+        for ax, title, log in zip(axes, PANEL_TITLES, (True, True, False)):
             (line,) = ax.plot([0, 1], [1, 1], "o-", ms=2.5, lw=1.5, color="tab:blue", zorder=3)
             ax.set(title=title, xlabel="layer l", xlim=(-1, self.MAX_DEPTH + 1))
             if log:

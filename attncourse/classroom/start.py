@@ -1,0 +1,140 @@
+"""``attncourse start``: make the learner's workspace and open it in JupyterLab.
+
+The workspace is a student copy of every chapter (``student.student_bytes``: no nbgrader needed),
+made once; later starts refresh only notebooks the learner has not changed. JupyterLab then opens
+on it as a learner needs it:
+
+- on a first start it lands in the first chapter (``00_how_to_use.ipynb``); later starts restore
+  the learner's own layout;
+- no "Jupyter news?" pop-up and no update check (JupyterLab's announcements plugin is off);
+- without nbgrader's extensions (its menu, Create Assignment panel, Formgrader and Validate
+  button are for instructors), unless ``--instructor`` is given;
+- as root (a container, a cloud machine) with ``--allow-root`` and a note, instead of JupyterLab
+  refusing to start.
+
+The settings come from ``lab/`` beside this module, put first on ``JUPYTER_CONFIG_PATH`` for this
+JupyterLab only: ``lab/course`` (every start) and ``lab/learner`` (without ``--instructor``).
+Nothing in the learner's own Jupyter settings is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from .notebooks import NOTEBOOK_GLOB, UsageError
+from .release import release
+
+LAB = Path(__file__).resolve().parent / "lab"
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def lab_command(
+    workspace: Path,
+    *,
+    landing: str | None = None,
+    instructor: bool = False,
+    no_browser: bool = False,
+    port: int | None = None,
+    ip: str | None = None,
+    root: bool = False,
+    extra=(),
+) -> tuple[dict, list[str]]:
+    """(environment additions, argv) of the JupyterLab that opens ``workspace``; ``landing``: a
+    notebook of the workspace to open first."""
+    folders = [LAB / "course"] if instructor else [LAB / "learner", LAB / "course"]
+    paths = [
+        *map(str, folders),
+        *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)),
+    ]
+    env = {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths)}
+    # this interpreter's JupyterLab, whatever the PATH holds
+    argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={Path(workspace).resolve()}"]
+    if landing:
+        argv.append(f"--LabApp.default_url=/lab/tree/{landing}")
+    if root and "--allow-root" not in extra:
+        argv.append("--allow-root")
+    if no_browser:
+        argv.append("--no-browser")
+    if port is not None:
+        argv.append(f"--port={port}")
+    if ip is not None:
+        argv.append(f"--ip={ip}")
+    return env, [*argv, *extra]
+
+
+def _summary(workspace: Path, results) -> str:
+    done = {}
+    for r in results:
+        done.setdefault(r.status, []).append(r.name)
+    counts = {status: len(names) for status, names in done.items()}
+    parts = []
+    for status, words in (
+        ("written", "new"),
+        ("refreshed", "refreshed"),
+        ("overwritten", "overwritten"),
+        ("up to date", "up to date"),
+    ):
+        if counts.get(status):
+            parts.append(f"{counts[status]} {words}")
+    chapters = f"{len(results)} chapter" + ("" if len(results) == 1 else "s")
+    line = f"workspace {workspace}: {chapters} ({', '.join(parts) or 'none'})"
+    if done.get("kept"):
+        line += (
+            f"; kept as you changed them: {', '.join(done['kept'])} "
+            "(`attncourse release --force --out DIR` replaces them, keeping a backup)"
+        )
+    return line
+
+
+def start(
+    workspace: Path,
+    *,
+    source: Path,
+    dry_run: bool = False,
+    instructor: bool = False,
+    no_browser: bool = False,
+    port: int | None = None,
+    ip: str | None = None,
+    extra=(),
+    echo=print,
+) -> int:
+    """Make or refresh ``workspace`` and run JupyterLab on it (``dry_run``: say what would be
+    done and print the command, writing nothing). Returns only for a dry run."""
+    workspace = Path(workspace)
+    if workspace.exists() and not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace}: exists and is not a folder")
+    results = release(
+        [], workspace, source=source, nbgrader=False, dry_run=dry_run, echo=lambda _: None
+    )
+    new = [r.name for r in results if r.status == "written"]
+    chapters = sorted(r.name for r in results)
+    first = next((n for n in chapters if Path(n).match(NOTEBOOK_GLOB)), None)
+    landing = first if first in new else None
+    echo(("would make or update " if dry_run else "") + _summary(workspace, results))
+    root = is_root()
+    env, argv = lab_command(
+        workspace,
+        landing=landing,
+        instructor=instructor,
+        no_browser=no_browser,
+        port=port,
+        ip=ip,
+        root=root,
+        extra=extra,
+    )
+    if root:
+        echo("attncourse start: running as root, so JupyterLab starts with --allow-root")
+    if dry_run:
+        echo(shlex.join([f"{k}={v}" for k, v in env.items()] + argv))
+        return 0
+    where = f", in {landing}" if landing else ""
+    echo(f"opening JupyterLab on {workspace}{where} (stop it with Ctrl-C)")
+    sys.stdout.flush()
+    os.execve(argv[0], argv, {**os.environ, **env})
+    return 0  # not reached
