@@ -115,6 +115,60 @@ def test_every_exercise_states_difficulty_time_points_and_what_it_practises(numb
         assert not any(reading_time.EXERCISE.search(c.source) for c in between)
 
 
+# how an exercise's text names each family its check refuses (attncourse.guard.CONCEPTS)
+FAMILY_WORDS = {
+    "softmax": ("softmax",),
+    "attention": ("attention",),
+    "entropy": ("entropy", "entr"),
+    "autograd": ("autograd", "backward"),
+    "layer_norm": ("layer_norm", "LayerNorm", "as in exercise"),
+    "rms_norm": ("rms_norm", "RMSNorm", "as in exercise"),
+    "batch_norm": ("batch_norm", "BatchNorm", "as in exercise"),
+    "gradient_clipping": ("clip",),
+}
+
+
+def from_scratch_exercises(number):
+    """(exercise heading, its text, the concepts its check re-implements) of a chapter."""
+    checks = importlib.import_module(f"attncourse.exercises.ch{number}")
+    found, text = [], ""
+    for cell in nbformat.read(NOTEBOOKS[number], as_version=4).cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("### Exercise"):
+            text = cell.source
+        grade = cell.metadata.get("nbgrader", {}).get("grade")
+        if cell.cell_type == "code" and grade:
+            for name in sorted(set(re.findall(r"\b(check_\w+)\(", cell.source))):
+                concepts = getattr(getattr(checks, name, None), "reimplements", ())
+                if concepts:
+                    found.append((text.splitlines()[0], text, concepts))
+    return found
+
+
+@pytest.mark.parametrize("number", CHAPTERS)
+def test_a_from_scratch_exercise_says_what_its_check_refuses(number):
+    exercises = from_scratch_exercises(number)
+    for heading, text, concepts in exercises:
+        assert "refuse" in text, f"{heading}: say what the check refuses"
+        for concept in concepts:
+            words = FAMILY_WORDS[concept]
+            assert any(w.lower() in text.lower() for w in words), f"{heading}: name {concept}"
+
+
+def test_chapter_00_states_what_any_answer_may_use():
+    from attncourse.exercises import scan
+
+    text = " ".join(
+        c.source
+        for c in nbformat.read(NOTEBOOKS["00"], as_version=4).cells
+        if c.cell_type == "markdown"
+    )
+    text = " ".join(text.replace("#", " ").split())
+    for module in scan.IMPORTABLE:
+        assert re.search(rf"\b{module}\b", text), f"chapter 00 does not name {module}"
+    for refused in ("attncourse", "getattr", "eval", "torch.ops", "torch.load", "import *"):
+        assert refused in text, f"chapter 00 does not say that {refused} is refused"
+
+
 @pytest.mark.parametrize("number", CHAPTERS)
 def test_the_appendix_keeps_every_claim_check(number):
     chapter_cells = cells(number)
