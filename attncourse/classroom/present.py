@@ -133,7 +133,8 @@ def present(
 def _present(notebook: Path, port, open_browser: bool, dry_run: bool, lang: str, echo) -> int:
     port = free_port() if port is None else port
     env, argv = voila_command(notebook, port, open_browser=open_browser)
-    env["ATTNCOURSE_LANG"] = lang
+    if lang != "en":  # the checks' language (English unless told)
+        env["ATTNCOURSE_LANG"] = lang
     if dry_run:
         echo(shlex.join([f"{k}={v}" for k, v in env.items()] + argv))
         return 0

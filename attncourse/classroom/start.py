@@ -135,7 +135,8 @@ def start(
         root=root,
         extra=extra,
     )
-    env["ATTNCOURSE_LANG"] = lang
+    if lang != "en":  # the checks' language (English unless told)
+        env["ATTNCOURSE_LANG"] = lang
     if root:
         echo("attncourse start: running as root, so JupyterLab starts with --allow-root")
     if dry_run:
