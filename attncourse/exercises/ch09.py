@@ -10,6 +10,7 @@ built-in in the block exercise. Each is judged on its own.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -151,6 +152,13 @@ def _norms(tensors):
     return torch.stack([t.pow(2).sum().sqrt() for t in tensors])
 
 
+def _next_token_loss(m, tokens):
+    """The next-token cross-entropy of ``m`` on ``tokens`` (B, T + 1), a scalar."""
+    return torch.nn.functional.cross_entropy(
+        m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()
+    )
+
+
 def _gradient_model(g, norm, num_layers, dtype, stale=False):
     """(model, loss_fn, stale W² gradients or None): a fresh chapter model on random tokens,
     built without moving the global random stream; ``stale`` leaves gradients of an earlier
@@ -162,12 +170,7 @@ def _gradient_model(g, norm, num_layers, dtype, stale=False):
     tokens = torch.randint(16, (3, 9), generator=g)  # (B, T + 1)
     other = torch.randint(16, (3, 9), generator=g)
 
-    def loss_fn(m):
-        """The next-token cross-entropy of ``m`` on the case's tokens, a scalar."""
-        return torch.nn.functional.cross_entropy(
-            m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()
-        )
-
+    loss_fn = functools.partial(_next_token_loss, tokens=tokens)  # picklable: the grader sends it
     old = None
     if stale:
         grads = torch.autograd.grad(
