@@ -109,7 +109,7 @@ def graded(released, tmp_path_factory):
     merged.mkdir()
     for name in ("grades.csv", "grades.json"):
         (root / "grades" / "ps1" / name).rename(merged / name)
-    (root / "feedback" / "ps1").rename(merged / "feedback")
+    (root / "feedback").rename(merged / "feedback")
     return paths, whole, shards, merged
 
 
