@@ -30,10 +30,8 @@ from attncourse.classroom.grade import Shard, _cut
 FULL = {SOFTMAX: HONEST_SOFTMAX, AVERAGE: HONEST_AVERAGE}
 STUDENTS = {  # id -> answers; the points they earn (of 3)
     "gus": (FULL, 3),
-    "ann": (FULL, 3),
     "ben": ({}, 0),
-    "cy": ({AVERAGE: HONEST_AVERAGE}, 1),
-    "dee": ({SOFTMAX: HONEST_SOFTMAX}, 2),
+    "cy": ({SOFTMAX: HONEST_SOFTMAX}, 2),
     "=eve": (FULL, 3),  # a formula, shown as text in every shard alike
     "fay": (FULL, 0),  # saved under another name: not graded, a row all the same
 }

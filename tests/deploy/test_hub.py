@@ -101,6 +101,7 @@ class Class:
         self.timings: dict[str, float] = {}
         self.token = secrets.token_hex(24)
         self.base = ""
+        self.threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------------ setting up
 
@@ -114,24 +115,32 @@ class Class:
             assert done.returncode == 0, done.stderr
             self.users.append(user)
 
-    def as_instructor(self, *command, timeout=120) -> subprocess.CompletedProcess:
+    def as_instructor(self, *command, timeout=120) -> str:
         """A command in the instructor's course directory, as a terminal of their server runs it."""
         home = Path(pwd.getpwnam(self.instructor).pw_dir)
         env = [f"PATH={BIN}:/usr/local/bin:/usr/bin:/bin", f"HOME={home}", "LANG=C.UTF-8",
                f"USER={self.instructor}"]  # fmt: skip
         cwd = home / "course" if (home / "course").is_dir() else home
-        done = subprocess.run(
+        shown = " ".join(map(str, command))
+        process = subprocess.Popen(  # a session of its own: on a timeout, all of it is killed
             ["runuser", "-u", self.instructor, "--", "env", "-i", *env, *map(str, command)],
-            cwd=cwd, capture_output=True, text=True, timeout=self.deadline.left(timeout),
+            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
         )  # fmt: skip
+        try:
+            out, err = process.communicate(timeout=self.deadline.left(timeout))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            pytest.fail(f"{shown}: not done in time")
         hint = (  # the users' servers, too, run this environment as their own users
             f"\n(another user cannot run {BIN / 'python'} or read the course: each folder above "
             "them needs o+x, the files o+r)"
-            if "Permission denied" in done.stderr
+            if "Permission denied" in err
             else ""
         )
-        assert done.returncode == 0, f"{' '.join(map(str, command))}:\n{done.stderr[-3000:]}{hint}"
-        return done
+        assert process.returncode == 0, f"{shown}:\n{err[-3000:]}{hint}"
+        return out
 
     def settings(self) -> Path:
         """Step 4: the hub's configuration and the users' Jupyter settings, copied out of deploy/,
@@ -177,6 +186,28 @@ class Class:
             cwd=run, env=env, stdout=self.hub_log.open("w"), stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
+
+    def together(self, *calls):
+        """Run ``calls`` at once, each in a thread; the first failure fails the test (``close``
+        waits for every thread, so none starts anything after it)."""
+        errors = []
+
+        def run(call):
+            try:
+                call()
+            except BaseException as error:  # reported in the test's own thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=run, args=(call,), daemon=True) for call in calls]
+        self.threads += threads
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(self.deadline.left())
+        if any(thread.is_alive() for thread in threads):
+            pytest.fail(f"not done within {self.deadline.seconds} s")
+        if errors:
+            raise errors[0]
 
     # ------------------------------------------------------------------ the REST API
 
@@ -250,6 +281,8 @@ class Class:
 
     def close(self):
         """Stop every server, the hub and its proxy; delete the users and every file."""
+        for thread in self.threads:  # their commands end by the deadline
+            thread.join(max(0.0, self.deadline.end - time.monotonic()) + 30)
         if self.hub is not None and self.hub.poll() is None:
             self.hub.send_signal(signal.SIGTERM)  # the hub stops the servers and its proxy
             try:
@@ -260,34 +293,22 @@ class Class:
         if self.hub is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.hub.pid, signal.SIGKILL)  # a proxy left behind
-        for pid in self._processes(self.users):  # a server the hub did not stop
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        left = []
         for user in self.users:
-            subprocess.run(["userdel", "--remove", user], capture_output=True, timeout=60)
+            for _ in range(3):  # a process of the user that the hub did not stop
+                for pid in self._processes([user]):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                done = subprocess.run(["userdel", "--remove", user], capture_output=True,
+                                      text=True, timeout=60)  # fmt: skip
+                if done.returncode in (0, 6):  # 6: no such user
+                    break
+                time.sleep(1)
+            else:
+                left.append(f"{user}: {done.stderr.strip()}")
         self.users.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _together(deadline: Deadline, *calls):
-    """Run ``calls`` at once, each in a thread; the first failure fails the test."""
-    errors = []
-
-    def run(call):
-        try:
-            call()
-        except BaseException as error:  # reported in the test's own thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(call,), daemon=True) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(deadline.left())
-    if any(thread.is_alive() for thread in threads):
-        pytest.fail(f"not done within {deadline.seconds} s")
-    if errors:
-        raise errors[0]
+        assert not left, f"users the test could not delete: {left}"
 
 
 def _answers(instructor: Path, exercises) -> dict[str, str]:
@@ -357,7 +378,7 @@ def test_a_class_on_jupyterhub_releases_collects_and_grades_end_to_end():
                 the_class.wait(f"server of {student}", lambda s=student: the_class.server_ready(s))
             lap("hub and three servers up")
 
-        _together(deadline, prepare, servers)
+        the_class.together(prepare, servers)
 
         exercises = assignment.read(CHAPTER).exercises
         half = exercises[: len(exercises) // 2]  # the first ones: later answers use earlier ones
@@ -366,7 +387,7 @@ def test_a_class_on_jupyterhub_releases_collects_and_grades_end_to_end():
             the_class.students[1]: (_answers(CHAPTER, half), sum(e.points for e in half)),
             the_class.students[2]: ({}, 0),
         }
-        _together(deadline, *(lambda s=s: _work(the_class, s, work[s][0]) for s in work))
+        the_class.together(*(lambda s=s: _work(the_class, s, work[s][0]) for s in work))
         disabled = the_class.lab_settings(the_class.students[0])["disabledExtensions"]
         assert {  # a student's JupyterLab has nbgrader's student tools only
             "@jupyter/nbgrader:formgrader",
