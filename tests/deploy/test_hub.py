@@ -160,7 +160,8 @@ class Class:
             ")\n"
             "c.JupyterHub.load_roles.append({\n"
             "    'name': 'class-driver', 'services': ['class-driver'],\n"
-            "    'scopes': ['admin:users', 'admin:servers', 'access:servers', 'list:users'],\n"
+            "    'scopes': ['admin:users', 'admin:servers', 'access:servers', 'list:users',\n"
+            "               'read:services'],\n"
             "})\n"
         )
         return etc
@@ -394,6 +395,8 @@ def test_a_class_on_jupyterhub_releases_collects_and_grades_end_to_end():
             "@jupyter/nbgrader:create-assignment",
         } <= set(disabled)
         assert "@jupyter/nbgrader:assignment-list" not in disabled
+        culler = the_class.api("GET", "/hub/api/services/idle-culler")  # idle servers stop
+        assert culler["pid"] and Path(f"/proc/{culler['pid']}").exists(), culler
         the_class.timings["server peak MB"] = the_class.peak_mb(the_class.students[0])
         lap("fetched, answered, submitted")
 
