@@ -192,7 +192,20 @@ widgets.VBox([temperature, readout])
 #
 # Some exercises are **from scratch**: you re-implement something PyTorch already has (softmax,
 # attention, LayerNorm, ...). Their checks refuse, before anything else, an answer that uses that
-# built-in or any function of the course's own package `attncourse`.
+# built-in, however it is reached, or anything of its family: for a softmax also `log_softmax`,
+# the cross-entropy losses, `scaled_dot_product_attention` and `torch.distributions`; for an
+# entropy also `torch.special.entr`, the cross-entropy and KL losses and the distributions'
+# entropies; for a gradient by hand also `.backward()`, `torch.autograd` and `torch.func`. Each
+# exercise's text names what it refuses.
+#
+# **What any answer may use.** The public names of torch, numpy, math and the standard modules
+# cmath, itertools, functools, collections, typing, dataclasses, numbers, fractions, statistics,
+# heapq, bisect, warnings, time and sys (of time and sys only a few harmless names), Python's plain
+# built-ins, and your own functions, your answers to earlier exercises included. Not the course's
+# own package `attncourse`, not names that start with `_`, and nothing that hides what is called:
+# `getattr`, `eval`, `exec`, `open`, `torch.ops`, `torch.jit`, `torch.load`, `numpy.load`, frame
+# attributes, a module passed around as a value, `import *`. A check that refuses an answer names
+# the line and the rule, in the same words the grader uses.
 #
 # **Grading.** The check cell you see holds the *visible* tests. When your notebook is graded, the
 # grader runs your answer cells (only those, in a sandbox) and calls your functions on *hidden*

@@ -1214,7 +1214,7 @@ assert float(results[1.0, "maximised"][3]) > float(results[0.0, "maximised"][3])
 # inputs are not synergistic. (The same error returns in Eq. 14.3.11 for heads: chapter 06.)
 #
 # > **Glossary** · mutual information 互信息 · conditional mutual information 条件互信息 ·
-# > redundancy 冗余 · synergy 协同 · chain rule 链式法则 · co-information 共信息 (交互信息, with the
+# > redundancy 冗余 · synergy 协同 · chain rule 链式法则 · co-information 交互信息 (共信息, with the
 # > sign stated) · subadditivity 次可加性
 
 

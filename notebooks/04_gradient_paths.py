@@ -670,7 +670,7 @@ plt.show()
 # overlap), and the path by breadth-first search.
 #
 # > **Glossary** · FLOPs 浮点运算次数 · sequential operations 顺序操作数 · complexity 复杂度 ·
-# > inductive bias 归纳偏置 · permutation equivariance 置换等变 · data efficiency 数据效率
+# > inductive bias 归纳偏置 · permutation equivariance 置换等变性 · data efficiency 数据效率
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT

@@ -1348,8 +1348,9 @@ print(
 # whatever their distance, so there is no decay *with distance* along the path; how strongly a
 # distant position is read depends on the learnt weights, not on the distance.
 #
-# **Claim check — "O(n²)的计算和存储复杂度" (O(n²) compute and memory, §7 challenges) ✓**: a
-# dense head scores all n² pairs (A.10's dense row: n² exactly).
+# **"O(n²)的计算和存储复杂度" (O(n²) compute and memory, §7 challenges)**: a dense head scores
+# all n² pairs (A.10's dense row: n² exactly); the memory is n² only for code that stores the
+# weights. Chapter 10 owns this claim and measures both halves.
 #
 # ### A.12 Positions and dilution (002 §7)
 #
@@ -1459,10 +1460,10 @@ print("§8 says sparse attention costs:", table_8["稀疏注意力"]["计算复�
 # |---|---|---|
 # | 002 §1 mask table: lower-triangular vs all-ones | ✓ | the causal row includes the diagonal: "up to and including" the current position (A.1) |
 # | 002 §1/§10: every token accesses every position directly | ✓ | bidirectional, one layer: all 256 pairs at L = 1 (section 1) |
-# | 002 §8: masked self-attention "forward only" | ✓ | at every depth: the 120 pairs j > i are never reached at T = 16; "before" includes the position itself (section 1, A.1) |
-# | 002 §8: cross-attention encoder → decoder, whole encoder, O(n×m) | ✓ | one-way; forward/backward flow undefined for it (section 1, A.1) |
-# | 002 §8: sparse "restricted all-direction, part of the sequence" | ⚠ | pattern-dependent: local reaches all after ⌈(n−1)/w⌉ layers, strided is causal (2 layers), block never connects blocks (section 1) |
-# | 002 §8: sparse cost O(n√n) or O(n log n) | ⚠ | strided/block with √n: n^1.5, LogSparse: n log n, window: n; needs kernels that skip masked pairs (A.10) |
+# | 002 §8: masked self-attention "forward only" | → ch. 10 | see chapter 10, which owns it; here: at every depth: the 120 pairs j > i are never reached at T = 16; "before" includes the position itself (section 1, A.1) |
+# | 002 §8: cross-attention encoder → decoder, whole encoder, O(n×m) | → ch. 10 | see chapter 10, which owns it; here: one-way; forward/backward flow undefined for it (section 1, A.1) |
+# | 002 §8: sparse "restricted all-direction, part of the sequence" | → ch. 10 | see chapter 10, which owns it; here: pattern-dependent: local reaches all after ⌈(n−1)/w⌉ layers, strided is causal (2 layers), block never connects blocks (section 1) |
+# | 002 §8: sparse cost O(n√n) or O(n log n) | → ch. 10 | see chapter 10, which owns it; here: strided/block with √n: n^1.5, LogSparse: n log n, window: n; needs kernels that skip masked pairs (A.10) |
 # | 002 §2 `compute_attention_weights`, "A[0, i, j]: flow j → i" | ✓ / ⚠ | needs its imports; breaks on (B, H, T, d) inputs (A.2) |
 # | 002 §2 `information_aggregation_analysis` | ✗ | undefined function; leaves out the self flow — measured 0.02–0.10 per head in the trained encoders (mean ≈ 1/16, the uniform value), 0.51 in the causal 6 × 6 example (A.2, A.3) |
 # | 002 §6 `analyze_flow_statistics`: forward / backward / self | ✓ | the sums are right on one (T, T) matrix (same as `attncourse.flow`, exercise 2) (A.3) |
@@ -1472,7 +1473,7 @@ print("§8 says sparse attention costs:", table_8["稀疏注意力"]["计算复�
 # | 002 §6: `calculate_attention_entropy` | ✗ as code | never defined; the mean row entropy is one reading (A.3) |
 # | 002 §6: heat map `axhline(0)` / `axvline(0)` = forward / backward flow | ✗ | they mark row 0 and column 0; forward/backward are the triangles below/above the diagonal (A.4) |
 # | 002 §1/§10: bidirectionality captures rich context | ✓ | fill-in: only the bidirectional encoder restores left-half tokens (section 2, A.5) |
-# | 002 §8: decoders use masked attention for generation | ✓ | a bidirectional LM reads the next token (backward share ≈ 0.9 in one layer, loss below the floor) and cannot generate (section 2, A.5) |
+# | 002 §8: decoders use masked attention for generation | → ch. 10 | see chapter 10, which owns it; here: a bidirectional LM reads the next token (backward share ≈ 0.9 in one layer, loss below the floor) and cannot generate (section 2, A.5) |
 # | 001 Eq. (5.4.7)–(5.4.8), two-layer relay written with A⁽¹⁾_nm and A⁽¹⁾_m1 | ✗ as printed / ✓ corrected | both hops in layer 1 relay nothing (n reads m's input); hop 2 in layer 2, path A⁽²⁾_nm A⁽¹⁾_m1: previous-token → induction head; one layer fails; ablating layer 1 breaks it (section 4, A.6) |
 # | 001 after Eq. (5.4.8): the relay "models very long-range dependencies" | ⚠ | under a dense mask every pair is one hop apart (Eq. 5.4.5): depth buys composition, not reach; reach needs depth only under sparse masks (sections 1, 4; A.6) |
 # | 001 after Eq. (5.4.8): "output of n ≈ A_nm v_m" | ⚠ | only with one dominant weight, ignoring the residual (A.6) |
@@ -1482,12 +1483,12 @@ print("§8 says sparse attention costs:", table_8["稀疏注意力"]["计算复�
 # | 002 §7/§10: attention patterns are interpretable | ⚠ | the last layer's raw weights mislead; rollout/flow agree with gradients and ablations (section 3, A.8) |
 # | 002 §3 / 001 §5.4.3: shallow layers local, deep global | ⚠ | a tendency that depends on the task, per model: rises in the induction decoders and in ViT, falls in the fill-in encoders; measure per head (A.9) |
 # | 002 §3: layers 1–6 encode syntax → semantic composition → topic | ⚠ | not checkable at this scale (2–3 layers, synthetic tasks); BERT probing finds a rough ordering spread over many layers (A.9) |
-# | 002 §7: trains tens of times faster than an RNN | ⚠ | exact: attention's longest chain is the same at any n, an RNN's grows by 3 operations per position; the wall-clock ratio depends on hardware and implementation (A.11) |
-# | 002 §7: long-range modelling avoids the decay of sequential models | ⚠ | no decay with distance *along the path*; how strongly a distant position is read is set by the learnt weights (dilution); gradient decay with distance is chapter 04's (A.11) |
-# | 002 §7: O(n²) compute and memory | ✓ | n² pairs per head (dense) (A.10) |
-# | 002 §7: needs explicit position encoding | ✓ / ⚠ | bidirectional is permutation-equivariant; causal masks leak order (A.12) |
-# | 002 §7: attention dilution | ⚠ | at a fixed score gap; a gap growing like ln(n − 1) keeps the weight exactly (ln n only as n → ∞) (A.12) |
-# | 002 §7: better ambiguity handling, richer transferable representations | — | benchmark claims, nothing to measure here (A.5) |
+# | 002 §7: trains tens of times faster than an RNN | → ch. 10 | see chapter 10, which owns it; here: exact: attention's longest chain is the same at any n, an RNN's grows by 3 operations per position; the wall-clock ratio depends on hardware and implementation (A.11) |
+# | 002 §7: long-range modelling avoids the decay of sequential models | → ch. 10 | see chapter 10, which owns it; here: no decay with distance *along the path*; how strongly a distant position is read is set by the learnt weights (dilution); gradient decay with distance is chapter 04's (A.11) |
+# | 002 §7: O(n²) compute and memory | → ch. 10 | see chapter 10, which owns it; here: n² pairs per head (dense) (A.10) |
+# | 002 §7: needs explicit position encoding | → ch. 10 | see chapter 10, which owns it; here: bidirectional is permutation-equivariant; causal masks leak order (A.12) |
+# | 002 §7: attention dilution | → ch. 10 | see chapter 10, which owns it; here: at a fixed score gap; a gap growing like ln(n − 1) keeps the weight exactly (ln n only as n → ∞) (A.12) |
+# | 002 §7: better ambiguity handling, richer transferable representations | → ch. 10 | see chapter 10, which owns it; here: benchmark claims, nothing to measure here (A.5) |
 # | 002 §1 `bidirectional_attention`; §5 sentence-tracing blocks; §4 `head_collaboration_analysis` | ✗ as code | undefined names (`zeros`, `simulate_attention_weights`, `trace_dependency_path`, `calculate_head_diversity`); `bidirectional_attention` returns scores, not weights (A.7, A.13) |
 # | 002 §5: "lives → Paris: 动宾关系" (verb–object) | ✗ | Paris is the object of the preposition *in*; *lives* is intransitive (A.13) |
 # | 002 §9 task-specific designs | — | advice (A.13) |

@@ -385,8 +385,9 @@ for name, variables in TOY_TASKS.items():
 # float64 tensor (or a Python float): keep the table's dtype, float64 — a float32 answer is
 # refused by name. Cells with probability 0 must count as 0 · log 0 = 0, not `nan`. Any correct
 # formula passes: conditional informations, or entropies of the marginal tables (inclusion–
-# exclusion), vectorised or with loops. From scratch: `attncourse.metrics` and `ch06` are off
-# limits, and so is `torch.special.entr`.
+# exclusion), vectorised or with loops. From scratch: the check refuses the entropy functions
+# (`torch.special.entr`, the cross-entropy and KL losses, `torch.distributions`' entropies) and
+# the course's own package (`attncourse.metrics`, `ch06`).
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_co_information", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -441,8 +442,8 @@ ex.check_co_information(my_co_information, seed=63)
 # H heads' readings and the target (Y is the **last** dimension; H ≥ 1). Return a (H,) tensor of
 # $\Delta_h = I(Z_1..Z_h; Y) - I(Z_1..Z_{h-1}; Y)$ in bits, heads in dimension order, so that
 # $\sum_h \Delta_h = I(Z_1..Z_H; Y)$. Keep the table's dtype (float64; another dtype is refused by
-# name). Zero cells count as 0 · log 0 = 0. From scratch: `attncourse.metrics`, `ch06` and
-# `torch.special.entr` are off limits.
+# name). Zero cells count as 0 · log 0 = 0. From scratch: the check refuses the same entropy
+# functions as exercise 3 and the course's own package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_marginal_contributions", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

@@ -19,9 +19,6 @@ reading_time = sys.modules["reading_time"] = importlib.util.module_from_spec(_sp
 _spec.loader.exec_module(reading_time)
 
 CHAPTERS = [number for number in NOTEBOOKS if number != "00"]
-CONCEPT_FIRST = [
-    number for number in CHAPTERS if number in {"01", "02", "03", "04", "05", "06", "07", "08"}
-]
 MAIN_WORDS, MAIN_MINUTES = 4000, 90
 # the claim-table rows each chapter had before its rebuild: none may be dropped
 CLAIM_ROWS = {
@@ -58,13 +55,13 @@ def concept_sections(part):
     return [s for s in part.sections if not s.startswith(("Summary", "Appendix"))]
 
 
-@pytest.mark.parametrize("number", ["00", *CONCEPT_FIRST])
+@pytest.mark.parametrize("number", ["00", *CHAPTERS])
 def test_the_stated_time_is_the_reading_time_script_s(number):
     problems = reading_time.problems(measured(number))
     assert not problems, f"chapter {number}: " + "; ".join(problems)
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_the_main_path_fits_an_hour_or_so(number):
     main = measured(number).main
     assert main.words <= MAIN_WORDS, (
@@ -73,7 +70,7 @@ def test_the_main_path_fits_an_hour_or_so(number):
     assert main.minutes <= MAIN_MINUTES, f"chapter {number}: main path {main.minutes:.0f} min"
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_main_path_sections_are_named_by_concept(number):
     sections = concept_sections(measured(number).main)
     assert 4 <= len(sections) <= 7, f"chapter {number}: {len(sections)} sections: {sections}"
@@ -81,7 +78,7 @@ def test_main_path_sections_are_named_by_concept(number):
     assert not named, f"chapter {number}: section titles name the source: {named}"
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_exercises_are_woven_into_the_main_path(number):
     chapter = measured(number)
     exercises = chapter.main.exercises
@@ -97,7 +94,7 @@ def test_exercises_are_woven_into_the_main_path(number):
     )
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_every_exercise_states_difficulty_time_points_and_what_it_practises(number):
     """An exercise header, then its answer cell and its graded check cell; the header's points
     are the check cell's."""
@@ -118,7 +115,61 @@ def test_every_exercise_states_difficulty_time_points_and_what_it_practises(numb
         assert not any(reading_time.EXERCISE.search(c.source) for c in between)
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+# how an exercise's text names each family its check refuses (attncourse.guard.CONCEPTS)
+FAMILY_WORDS = {
+    "softmax": ("softmax",),
+    "attention": ("attention",),
+    "entropy": ("entropy", "entr"),
+    "autograd": ("autograd", "backward"),
+    "layer_norm": ("layer_norm", "LayerNorm", "as in exercise"),
+    "rms_norm": ("rms_norm", "RMSNorm", "as in exercise"),
+    "batch_norm": ("batch_norm", "BatchNorm", "as in exercise"),
+    "gradient_clipping": ("clip",),
+}
+
+
+def from_scratch_exercises(number):
+    """(exercise heading, its text, the concepts its check re-implements) of a chapter."""
+    checks = importlib.import_module(f"attncourse.exercises.ch{number}")
+    found, text = [], ""
+    for cell in nbformat.read(NOTEBOOKS[number], as_version=4).cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("### Exercise"):
+            text = cell.source
+        grade = cell.metadata.get("nbgrader", {}).get("grade")
+        if cell.cell_type == "code" and grade:
+            for name in sorted(set(re.findall(r"\b(check_\w+)\(", cell.source))):
+                concepts = getattr(getattr(checks, name, None), "reimplements", ())
+                if concepts:
+                    found.append((text.splitlines()[0], text, concepts))
+    return found
+
+
+@pytest.mark.parametrize("number", CHAPTERS)
+def test_a_from_scratch_exercise_says_what_its_check_refuses(number):
+    exercises = from_scratch_exercises(number)
+    for heading, text, concepts in exercises:
+        assert "refuse" in text, f"{heading}: say what the check refuses"
+        for concept in concepts:
+            words = FAMILY_WORDS[concept]
+            assert any(w.lower() in text.lower() for w in words), f"{heading}: name {concept}"
+
+
+def test_chapter_00_states_what_any_answer_may_use():
+    from attncourse.exercises import scan
+
+    text = " ".join(
+        c.source
+        for c in nbformat.read(NOTEBOOKS["00"], as_version=4).cells
+        if c.cell_type == "markdown"
+    )
+    text = " ".join(text.replace("#", " ").split())
+    for module in scan.IMPORTABLE:
+        assert re.search(rf"\b{module}\b", text), f"chapter 00 does not name {module}"
+    for refused in ("attncourse", "getattr", "eval", "torch.ops", "torch.load", "import *"):
+        assert refused in text, f"chapter 00 does not say that {refused} is refused"
+
+
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_the_appendix_keeps_every_claim_check(number):
     chapter_cells = cells(number)
     start = next(
@@ -131,7 +182,7 @@ def test_the_appendix_keeps_every_claim_check(number):
     )
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_the_summary_asks_check_yourself_questions_with_hidden_answers(number):
     summary = "\n".join(
         c.source for c in cells(number) if c.cell_type == "markdown" and "## Summary" in c.source
@@ -201,7 +252,7 @@ def claim_rows(number):
 def owned_verdicts():
     """{claim id: {chapter: set of verdict strings}} over every concept-first chapter."""
     owners = {}
-    for number in CONCEPT_FIRST:
+    for number in CHAPTERS:
         for row in claim_rows(number):
             if row.key and row.verdict and not row.link:
                 owners.setdefault(row.key, {}).setdefault(number, set()).add(row.verdict)
@@ -219,16 +270,16 @@ def test_each_claim_has_one_owner_and_one_verdict_across_the_course():
 
 def test_a_linked_claim_is_owned_by_the_chapter_it_links_to():
     owners = owned_verdicts()
-    for number in CONCEPT_FIRST:
+    for number in CHAPTERS:
         for row in claim_rows(number):
-            if row.link and row.key and row.link in CONCEPT_FIRST:
+            if row.link and row.key and row.link in CHAPTERS:
                 assert row.link in owners.get(row.key, {}), (
                     f"chapter {number} links {row.key} to chapter {row.link}, which has no "
                     "verdict for it"
                 )
 
 
-@pytest.mark.parametrize("number", CONCEPT_FIRST)
+@pytest.mark.parametrize("number", CHAPTERS)
 def test_a_claim_check_in_the_text_agrees_with_the_claim_table(number):
     owners = owned_verdicts()
     text = "\n".join(c.source for c in cells(number) if c.cell_type == "markdown")

@@ -26,7 +26,7 @@ def requirements() -> list[str]:
     return [r for group in groups for r in group if _name(r) != "attncourse"]
 
 
-def tested_pins() -> dict[str, str]:
+def _tested_pins() -> dict[str, str]:
     """constraints.txt: {normalised name: the exact version tested}."""
     pins = {}
     for line in (ROOT / "constraints.txt").read_text().splitlines():
@@ -38,7 +38,7 @@ def tested_pins() -> dict[str, str]:
 
 
 def test_dependencies_are_ranges_from_the_tested_version_to_the_next_major():
-    pins = tested_pins()
+    pins = _tested_pins()
     for requirement in requirements():
         match = re.fullmatch(r"([A-Za-z0-9_.\-]+)>=([0-9][0-9a-z.]*),<([0-9][0-9.]*)", requirement)
         assert match, f"{requirement}: give a range >=TESTED,<NEXT"
@@ -64,7 +64,7 @@ def test_the_base_install_is_what_a_learner_needs():
 
 
 def test_constraints_hold_every_dependency_and_not_the_project():
-    pins = tested_pins()
+    pins = _tested_pins()
     assert {_name(r) for r in requirements()} <= set(pins)
     assert "attncourse" not in pins
 
@@ -74,7 +74,7 @@ def test_environment_yml_pins_the_tested_versions_of_the_same_dependencies():
     assert "conda-forge" in env["channels"]
     assert "python=3.11" in env["dependencies"]
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    pins = tested_pins()
+    pins = _tested_pins()
     expected = sorted(f"{_name(r)}=={pins[_name(r)]}" for r in requirements())
     got = sorted(f"{_name(p.split('==')[0])}=={p.split('==')[1]}" for p in pip_section)
     assert got == expected

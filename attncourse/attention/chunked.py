@@ -1,5 +1,6 @@
 """Chunked (tiled) exact attention with the online softmax: FlashAttention (Dao et al. 2022),
-online normaliser (Milakov & Gimelshein 2018), backward as in FlashAttention-2 (Dao 2023).
+online normaliser (Milakov & Gimelshein 2018); the backward pass recomputes each tile
+(FlashAttention) from the saved log-sum-exp alone, as FlashAttention-2 (Dao 2023) does.
 
 softmax(q k^T * scale) v is computed one (query chunk, key chunk) tile at a time, so the
 (T, S) weight matrix is never stored: memory is O(n * chunk) instead of O(n^2)."""
@@ -75,7 +76,7 @@ class _ChunkedAttention(torch.autograd.Function):
     def backward(ctx, d_out):
         """Recompute each tile's weights P = exp(S - logsumexp) instead of storing them.
 
-        FlashAttention-2: D = rowsum(dO * O); per tile dV += P^T dO, dP = dO V^T,
+        D = rowsum(dO * O) (Dao et al. 2022; Dao 2023); per tile dV += P^T dO, dP = dO V^T,
         dS = P * (dP - D), dQ += dS K * scale, dK += dS^T Q * scale.
         """
         q, k, v, out, row_max, log_sum = ctx.saved_tensors
@@ -120,7 +121,7 @@ def chunked_attention(q, k, v, chunk_size: int = 128, causal: bool = False, scal
     chunk keeps a running max m, running sum l and accumulator acc; a key tile with scores s
     updates m' = max(m, max_j s_j), l = l e^(m - m') + sum_j e^(s_j - m'),
     acc = acc e^(m - m') + sum_j e^(s_j - m') v_j, and the output is acc / l. The backward
-    pass recomputes each tile from (q, k, v, out, logsumexp) (FlashAttention-2), so both
+    pass recomputes each tile (FlashAttention) from (q, k, v, out, logsumexp), so both
     passes need O(n * chunk_size) memory instead of O(n^2).
 
     q: (..., T, d_k), k: (..., S, d_k), v: (..., S, d_v); batch dimensions broadcast.

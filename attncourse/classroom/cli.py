@@ -1,6 +1,6 @@
 """The ``attncourse`` command: release student copies, grade submissions, start the course.
 
-    attncourse release [NOTEBOOK ...] --out DIR [--force] [--source DIR]
+    attncourse release [NOTEBOOK ...] --out DIR [--force] [--source DIR] [--lang LANG]
     attncourse course [NOTEBOOK ...] --out DIR [--course-id ID] [--exchange DIR] [--force]
                       [--source DIR]
     attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--csv-format {attncourse,nbgrader}]
@@ -11,9 +11,11 @@
                      [--json FILE] [--feedback DIR]
     attncourse progress [NN ...] [--workspace DIR] [--source DIR]
     attncourse start [--workspace DIR] [--source DIR] [--no-browser] [--port N] [--ip ADDRESS]
-                     [--instructor] [--dry-run] [JUPYTER LAB OPTIONS ...]
-    attncourse site --out DIR [--source DIR]
-    attncourse present NN [--source DIR] [--port N] [--no-browser] [--dry-run]
+                     [--instructor] [--dry-run] [--lang LANG] [JUPYTER LAB OPTIONS ...]
+    attncourse site --out DIR [--source DIR] [--lang LANG ...]
+    attncourse present NN [--source DIR] [--port N] [--no-browser] [--dry-run] [--lang LANG]
+
+LANG is en (the default) or zh_CN (the Chinese edition, built from attncourse/i18n's catalogues).
 
 Exit status: 0 done (a failed exercise is a score, not an error), 2 bad input (or a missing
 extra: the message names the one to install).
@@ -26,6 +28,19 @@ import sys
 from pathlib import Path
 
 DESCRIPTION = "Release, grade and start the attncourse notebooks (built on nbgrader)."
+
+
+def _add_lang(p, what: str) -> None:
+    from ..i18n import LANGUAGES
+
+    p.add_argument(
+        "--lang",
+        default="en",
+        choices=list(LANGUAGES),
+        help=f"the edition {what}: "
+        + ", ".join(f"{c} {n}" for c, n in LANGUAGES.items())
+        + " (default: en)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite notebooks the learner has changed"
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
+    _add_lang(p, "to release")
 
     p = sub.add_parser(
         "course",
@@ -223,6 +239,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write nothing: say what would be made and print the jupyter lab command",
     )
+    _add_lang(p, "of the workspace's notebooks and of the checks' messages")
 
     p = sub.add_parser(
         "site",
@@ -237,9 +254,17 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         type=Path,
         metavar="DIR",
-        help="where to write the site (DIR/index.html)",
+        help="where to write the site (DIR/index.html; another edition in DIR/LANG/)",
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
+    p.add_argument(
+        "--lang",
+        nargs="+",
+        default=["en", "zh_CN"],
+        metavar="LANG",
+        help="the editions to build, each page linking to the same page in the others "
+        "(default: en zh_CN)",
+    )
 
     p = sub.add_parser(
         "present",
@@ -260,6 +285,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dry-run", action="store_true", help="print the voila command instead of running it"
     )
+    _add_lang(p, "to present")
     return parser
 
 
@@ -328,9 +354,17 @@ def main(argv=None) -> int:
     try:
         require(args.command)
         if args.command == "release":
+            from ..i18n import edition
             from .release import release
 
-            release(args.notebooks, args.out, force=args.force, source=args.source)
+            with edition(args.source, args.lang) as source:
+                notebooks = [  # a course notebook named: its edition in ``lang``
+                    source / Path(n).name
+                    if args.lang != "en" and (source / Path(n).name).is_file()
+                    else n
+                    for n in args.notebooks
+                ]
+                release(notebooks, args.out, force=args.force, source=source)
         elif args.command == "course":
             from .instructor import make_course
 
@@ -388,7 +422,7 @@ def main(argv=None) -> int:
         elif args.command == "site":
             from .site import site
 
-            site(args.out, source=args.source)
+            site(args.out, source=args.source, langs=args.lang)
         elif args.command == "present":
             from .present import present
 
@@ -398,6 +432,7 @@ def main(argv=None) -> int:
                 port=args.port,
                 open_browser=not args.no_browser,
                 dry_run=args.dry_run,
+                lang=args.lang,
             )
         elif args.command == "start":
             from .start import start
@@ -411,6 +446,7 @@ def main(argv=None) -> int:
                 port=args.port,
                 ip=args.ip,
                 extra=extra,
+                lang=args.lang,
             )
     except UsageError as e:  # it may quote a path a student named: shown without escapes
         from .output import clean

@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..i18n import edition
 from .notebooks import DEFAULT_SOURCE, NOTEBOOK_GLOB, UsageError, read_notebook
 
 ASSETS = Path(__file__).resolve().parent / "slides"  # a JUPYTER_PATH entry
@@ -118,12 +119,22 @@ def present(
     port: int | None = None,
     open_browser: bool = True,
     dry_run: bool = False,
+    lang: str = "en",
     echo=print,
 ) -> int:
-    """Serve chapter ``chapter`` as slides until Ctrl-C; with ``dry_run`` print the command."""
-    notebook = chapter_notebook(chapter, source)
+    """Serve chapter ``chapter`` as slides until Ctrl-C; with ``dry_run`` print the command.
+    ``lang``: the edition to show (``attncourse.i18n``)."""
+    with edition(source, lang, echo=echo) as notebooks:
+        return _present(
+            chapter_notebook(chapter, notebooks), port, open_browser, dry_run, lang, echo
+        )
+
+
+def _present(notebook: Path, port, open_browser: bool, dry_run: bool, lang: str, echo) -> int:
     port = free_port() if port is None else port
     env, argv = voila_command(notebook, port, open_browser=open_browser)
+    if lang != "en":  # the checks' language (English unless told)
+        env["ATTNCOURSE_LANG"] = lang
     if dry_run:
         echo(shlex.join([f"{k}={v}" for k, v in env.items()] + argv))
         return 0

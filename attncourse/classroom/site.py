@@ -34,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..i18n import LANGUAGES, edition
 from .notebooks import DEFAULT_SOURCE, UsageError, check_source, find_notebooks, read_notebook
 from .student import clear_hidden, clear_solution, is_grade, is_solution, without_markers
 
@@ -48,7 +49,7 @@ _SPHINX_NOISE = (
     "Using jupyter-cache",
     "The HTML pages are in",
 )
-_CHAPTER_PREFIX = re.compile(r"^Chapter \d+\s*·\s*")
+_CHAPTER_PREFIX = re.compile(r"^(Chapter \d+|第 ?\d+ ?章)\s*·\s*")
 _ELAPSED = re.compile(r"\[(\d+:)?\d\d:\d\d")  # tqdm's "[00:00<?, ?it/s]": a progress bar
 
 LIVE_NOTE = (
@@ -163,12 +164,43 @@ def prepare_notebook(nb) -> tuple[object, int, int, int]:
     return nb, widgets, figures, exercises
 
 
-def index_page(chapters: list[Chapter]) -> str:
+INDEX_ZH = """\
+# 注意力机制：attncourse 课程笔记本
+
+一门讲注意力机制的课程，从信息论、长程依赖、信息流、对齐与稳定性几个角度来读。每个机制都在
+`attncourse` 包中从零实现，并与 PyTorch 的内置实现核对；原文的每一条论断都做了数值核对
+（✓ 成立 · ⚠ 有条件成立 · ✗ 原文有误）。
+
+这些页面展示每章笔记本运行并保存后的样子：图、公式和论断核对都在其中。练习以学生拿到的形式
+出现，不含答案。交互控件需要正在运行的 Python 内核：这里只显示保存的图或一条说明。
+
+**在本地运行课程**（交互控件、即时反馈的练习），在仓库的克隆中：
+
+```bash
+python3 -m venv .venv && . .venv/bin/activate && pip install -e . && attncourse start --lang zh_CN
+```
+
+| # | 章节 |
+|---|---|
+{rows}
+
+```{{toctree}}
+:hidden:
+:maxdepth: 1
+
+{toctree}
+```
+"""
+
+
+def index_page(chapters: list[Chapter], lang: str = "en") -> str:
     """The front page: what the site is, how to run the course live, and the chapters."""
     # "Chapter 01 · Attention as ..." -> "Attention as ..."; myst links a notebook to its page
     titles = [_CHAPTER_PREFIX.sub("", c.title).replace("|", "\\|") for c in chapters]
     rows = "\n".join(f"| {c.name[:2]} | [{t}]({c.name}.ipynb) |" for c, t in zip(chapters, titles))
     toctree = "\n".join(c.name for c in chapters)
+    if lang == "zh_CN":
+        return INDEX_ZH.format(rows=rows, toctree=toctree)
     return f"""\
 # Attention mechanisms: the attncourse notebooks
 
@@ -248,19 +280,46 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def site(out: Path, *, source: Path = DEFAULT_SOURCE, echo=_say) -> list[Chapter]:
-    """Build the static site of every ``NN_*.ipynb`` in ``source`` into ``out``.
+def _edition_links(page: str, lang: str, langs) -> str:
+    """The line at the top of a page that links to the same page in the other editions."""
+    parts = []
+    for other in langs:
+        folder = "" if other == "en" else f"{other}/"
+        up = "" if lang == "en" else "../"
+        name = LANGUAGES[other]
+        parts.append(name if other == lang else f'<a href="{up}{folder}{page}.html">{name}</a>')
+    return f'<p class="attncourse-editions">{" · ".join(parts)}</p>'
+
+
+def site(out: Path, *, source: Path = DEFAULT_SOURCE, langs=("en",), echo=_say) -> list[Chapter]:
+    """Build the static site of every ``NN_*.ipynb`` in ``source`` into ``out``: the English
+    edition in ``out``, each other edition of ``langs`` in ``out/LANG`` (``attncourse.i18n``),
+    every page linking to the same page in the others.
 
     ``out`` is created, or replaced if it holds a site built before (it must not hold anything
     else). Each step, and Sphinx's own progress and warnings, go to ``echo`` line by line.
-    Raises ``UsageError`` for a missing source folder, an unusable ``out`` or a failed build.
+    Raises ``UsageError`` for a missing source folder, an unusable ``out``, an unknown language
+    or a failed build. Returns the chapters of the last edition built.
     """
     out, source = Path(out), Path(source)
     if not source.is_dir():
         raise UsageError(f"--source {source}: no such folder")
+    unknown = [lang for lang in langs if lang not in LANGUAGES]
+    if unknown or not langs:
+        raise UsageError(f"--lang {' '.join(unknown)}: the editions are " + ", ".join(LANGUAGES))
+    langs = sorted(set(langs), key=list(LANGUAGES).index)  # English first: it clears ``out``
+    chapters = []
+    for lang in langs:
+        where = out if lang == "en" else out / lang
+        with edition(source, lang, echo=echo) as notebooks:
+            chapters = _build(where, notebooks, lang, langs, echo)
+    return chapters
+
+
+def _build(out: Path, source: Path, lang: str, langs, echo) -> list[Chapter]:
     notebooks = find_notebooks([], source)
     _prepare_out(out, source)
-    echo(f"site: {len(notebooks)} notebooks from {source}")
+    echo(f"site ({LANGUAGES[lang]}): {len(notebooks)} notebooks from {source}")
 
     with tempfile.TemporaryDirectory(prefix="attncourse-site-") as tmp:
         project, html = Path(tmp) / "project", Path(tmp) / "html"
@@ -273,19 +332,25 @@ def site(out: Path, *, source: Path = DEFAULT_SOURCE, echo=_say) -> list[Chapter
                 nb, widgets, figures, exercises = prepare_notebook(nb)
             except RuntimeError as e:  # nbgrader: a solution region outside a solution cell, ...
                 raise UsageError(f"{path}: {e}") from None
-            nbformat.write(nb, project / path.name)
             chapter = Chapter(path.stem, chapter_title(nb, path.stem), widgets, figures, exercises)
+            if len(langs) > 1:
+                links = _edition_links(path.stem, lang, langs)
+                nb.cells.insert(0, nbformat.v4.new_markdown_cell(links))
+            nbformat.write(nb, project / path.name)
             chapters.append(chapter)
             echo(
                 f"  prepared {path.stem}: {_count(exercises, 'exercise')} without solutions, "
                 f"{_count(widgets, 'widget')} ({figures} with their stored figure)"
             )
         (project / "conf.py").write_text(CONF_PY)
-        (project / "index.md").write_text(index_page(chapters))
+        index = index_page(chapters, lang)
+        if len(langs) > 1:
+            index = index.replace("\n\n", "\n\n" + _edition_links("index", lang, langs) + "\n\n", 1)
+        (project / "index.md").write_text(index)
 
         echo("building the HTML pages with Sphinx (myst-nb, sphinx-book-theme) ...")
         command = [sys.executable, "-m", "sphinx", "-b", "html", "-d", str(Path(tmp) / "doctrees")]
-        command += [str(project), str(html)]
+        command += ["-D", f"language={lang}", str(project), str(html)]
         returncode, tail = _run(command, echo)
         if returncode != 0:
             raise UsageError(f"Sphinx failed (exit status {returncode}):\n" + "\n".join(tail))
@@ -297,6 +362,8 @@ def site(out: Path, *, source: Path = DEFAULT_SOURCE, echo=_say) -> list[Chapter
 
         try:
             for old in out.iterdir():  # none, or a site built before (checked above)
+                if old.name in LANGUAGES:
+                    continue  # another edition, replaced when it is built
                 if old.is_dir() and not old.is_symlink():
                     shutil.rmtree(old)
                 else:

@@ -24,6 +24,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..i18n import edition
 from .notebooks import NOTEBOOK_GLOB, UsageError
 from .release import release
 
@@ -102,16 +103,22 @@ def start(
     port: int | None = None,
     ip: str | None = None,
     extra=(),
+    lang: str = "en",
     echo=print,
 ) -> int:
     """Make or refresh ``workspace`` and run JupyterLab on it (``dry_run``: say what would be
-    done and print the command, writing nothing). Returns only for a dry run."""
+    done and print the command, writing nothing). Returns only for a dry run.
+
+    ``lang``: the edition of the notebooks (``attncourse.i18n``); the checks then speak it too
+    (``ATTNCOURSE_LANG`` in JupyterLab's environment). Untouched notebooks of another edition are
+    replaced; those the learner changed are kept."""
     workspace = Path(workspace)
     if workspace.exists() and not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: exists and is not a folder")
-    results = release(
-        [], workspace, source=source, nbgrader=False, dry_run=dry_run, echo=lambda _: None
-    )
+    with edition(source, lang, echo=echo) as notebooks:
+        results = release(
+            [], workspace, source=notebooks, nbgrader=False, dry_run=dry_run, echo=lambda _: None
+        )
     new = [r.name for r in results if r.status == "written"]
     chapters = sorted(r.name for r in results)
     first = next((n for n in chapters if Path(n).match(NOTEBOOK_GLOB)), None)
@@ -128,6 +135,8 @@ def start(
         root=root,
         extra=extra,
     )
+    if lang != "en":  # the checks' language (English unless told)
+        env["ATTNCOURSE_LANG"] = lang
     if root:
         echo("attncourse start: running as root, so JupyterLab starts with --allow-root")
     if dry_run:

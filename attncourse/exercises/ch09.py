@@ -1,8 +1,11 @@
 """Checks for chapter 09's exercises (Pre-LN vs Post-LN stability), declared as
-``attncourse.exercises.engine.Exercise``: each compares the learner's function with the reference
-on random and edge inputs and names the usual mistakes. The chapter's own ``warmup_schedule``,
-``update_data_ratio`` and ``deepnorm_constants`` (which the notebook imports) are refused as
-answers, and so is a LayerNorm built-in in the block exercise.
+``attncourse.exercises.engine.Exercise``: the Pre-LN block (source 004 Eq. 5.3.11), the per-layer
+gradient norms ‖∂L/∂W^{2,l}‖_F of a model at initialisation (Xiong et al. 2020, Fig. 3), a linear
+warm-up schedule, the update/data ratio and DeepNorm's constants (Wang et al. 2022). Each compares
+the learner's function with the reference on random and edge inputs and names the usual
+mistakes. The chapter's own ``layer_gradient_norms``, ``init_gradients``, ``warmup_schedule``,
+``update_data_ratio`` and ``deepnorm_constants`` are refused as answers, and so is a LayerNorm
+built-in in the block exercise. Each is judged on its own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 import torch
 
 from ..chapters import ch09_pre_ln_vs_post_ln as _chapter
+from ..threads import single_thread
 from .engine import Case, Exercise
 
 # ---------------------------------------------------------------------------- Pre-LN block
@@ -124,6 +128,154 @@ check_pre_ln_block = Exercise(
     _pre_ln_ref,
     _pre_ln_block_cases,
     reimplements=("layer_norm",),
+)
+
+
+# ----------------------------------------------------------------------- per-layer gradient norms
+
+
+def _gradient_norms_ref(model, loss_fn):
+    """‖∂L/∂W^{2,l}‖_F for l = 1 … N (bottom first), in the weights' dtype."""
+    weights = [block.ffn[2].weight for block in model.blocks]
+    grads = torch.autograd.grad(loss_fn(model), weights)  # no side effect on .grad
+    return torch.stack([g.pow(2).sum().sqrt() for g in grads])  # (N,)
+
+
+def _block_gradients(model, loss_fn, pick):
+    """The gradients of the matrices ``pick(block)`` picks, one per block (for the diagnoses)."""
+    weights = [pick(block) for block in model.blocks]
+    return torch.autograd.grad(loss_fn(model), weights)
+
+
+def _norms(tensors):
+    return torch.stack([t.pow(2).sum().sqrt() for t in tensors])
+
+
+def _gradient_model(g, norm, num_layers, dtype, stale=False):
+    """(model, loss_fn, stale W² gradients or None): a fresh chapter model on random tokens,
+    built without moving the global random stream; ``stale`` leaves gradients of an earlier
+    backward pass (another batch) in every parameter's ``.grad``."""
+    seed = int(torch.randint(2**31 - 1, (1,), generator=g))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _chapter.CausalLM(16, 16, 2, num_layers, norm=norm, max_len=9).to(dtype)
+    tokens = torch.randint(16, (3, 9), generator=g)  # (B, T + 1)
+    other = torch.randint(16, (3, 9), generator=g)
+
+    def loss_fn(m):
+        """The next-token cross-entropy of ``m`` on the case's tokens, a scalar."""
+        return torch.nn.functional.cross_entropy(
+            m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()
+        )
+
+    old = None
+    if stale:
+        grads = torch.autograd.grad(
+            torch.nn.functional.cross_entropy(
+                model(other[:, :-1]).flatten(0, 1), other[:, 1:].flatten()
+            ),
+            list(model.parameters()),
+        )
+        for p, grad in zip(model.parameters(), grads):
+            p.grad = grad.detach().clone()
+        old = [b.ffn[2].weight.grad.detach().clone() for b in model.blocks]
+    return model, loss_fn, old
+
+
+def _gradient_norms_cases(g):
+    """fn(model, loss_fn) -> (N,) tensor: ‖∂ loss_fn(model) / ∂W^{2,l}‖_F, l bottom first."""
+    cases, diagnoses = [], []
+    for label, norm, n, dtype, stale in (
+        ("a 3-layer Post-LN model, float32", "post", 3, torch.float32, False),
+        ("a 4-layer Pre-LN model, float64", "pre", 4, torch.float64, False),
+        ("a 1-layer Pre-LN model (N = 1)", "pre", 1, torch.float32, False),
+        (
+            "a 2-layer Post-LN model, float64, with gradients of an earlier batch left in .grad",
+            "post",
+            2,
+            torch.float64,
+            True,
+        ),
+    ):
+        model, loss_fn, old = _gradient_model(g, norm, n, dtype, stale)
+        case_diagnoses = []
+        if old is not None:
+            case_diagnoses.append(
+                (
+                    "the gradients were added to those an earlier backward pass left in .grad: "
+                    "call model.zero_grad() before loss.backward(), or use torch.autograd.grad",
+                    lambda m, f, old=old: _norms(
+                        [
+                            grad + o
+                            for grad, o in zip(
+                                _block_gradients(m, f, lambda b: b.ffn[2].weight), old
+                            )
+                        ]
+                    ),
+                )
+            )
+        cases.append(Case(label, (model, loss_fn), diagnoses=case_diagnoses))
+    diagnoses = [
+        (
+            "these are the norms of the weights W² themselves: take the norms of their gradients "
+            "(.grad after loss.backward(), or torch.autograd.grad)",
+            lambda m, f: _norms([b.ffn[2].weight.detach() for b in m.blocks]),
+        ),
+        (
+            "squared norms: the Frobenius norm is the square root of the sum of the squares",
+            lambda m, f: _norms(_block_gradients(m, f, lambda b: b.ffn[2].weight)) ** 2,
+        ),
+        (
+            "this is the FFN's first matrix W¹ (ffn[0]); W^{2,l} is its second, "
+            "model.blocks[l].ffn[2].weight",
+            lambda m, f: _norms(_block_gradients(m, f, lambda b: b.ffn[0].weight)),
+        ),
+        (
+            "this is the attention's output projection; W^{2,l} is the FFN's second matrix, "
+            "model.blocks[l].ffn[2].weight",
+            lambda m, f: _norms(_block_gradients(m, f, lambda b: b.attn.out_proj.weight)),
+        ),
+        (
+            "the blocks are in reverse order: entry l is block l, bottom first, as model.blocks "
+            "lists them",
+            lambda m, f: _norms(_block_gradients(m, f, lambda b: b.ffn[2].weight)).flip(0),
+        ),
+        (
+            "the mean absolute gradient is not the Frobenius norm: "
+            "sqrt of the sum of the squared entries",
+            lambda m, f: torch.stack(
+                [t.abs().mean() for t in _block_gradients(m, f, lambda b: b.ffn[2].weight)]
+            ),
+        ),
+        (
+            "the root mean square is not the Frobenius norm: sum the squares, do not average them",
+            lambda m, f: torch.stack(
+                [t.pow(2).mean().sqrt() for t in _block_gradients(m, f, lambda b: b.ffn[2].weight)]
+            ),
+        ),
+        (
+            "the norms are float32 (torch.tensor of Python floats): keep the weights' dtype, "
+            "e.g. torch.stack the 0-dim norms",
+            lambda m, f: _norms(_block_gradients(m, f, lambda b: b.ffn[2].weight)).float(),
+        ),
+    ]
+    return cases, diagnoses
+
+
+class _OneThreadExercise(Exercise):
+    """An ``Exercise`` whose check runs on one intra-op thread: its cases are forward and backward
+    passes of tiny models, which a second thread only slows down (``attncourse.threads``)."""
+
+    def __call__(self, fn, *, seed: int = 0) -> None:
+        __tracebackhide__ = True
+        with single_thread():
+            super().__call__(fn, seed=seed)
+
+
+check_layer_gradient_norms = _OneThreadExercise(
+    _gradient_norms_ref,
+    _gradient_norms_cases,
+    refuse=(_chapter.layer_gradient_norms, _chapter.init_gradients),
 )
 
 
@@ -276,8 +428,8 @@ def _deepnorm_ref(num_layers):
 
 
 def _deepnorm_constants_cases(g):
-    """fn(N) -> tensor([α, β]) float64 for an N-layer encoder-only DeepNorm model
-    (Wang et al. 2022).
+    """fn(N) -> tensor([α, β]) float64 for an N-layer decoder-only DeepNorm model
+    (Wang et al. 2022; an encoder-only model has the same constants).
     """
     ns = [1, 6, 12] + [int(torch.randint(2, 1000, (1,), generator=g)) for _ in range(2)]
     cases = [Case(f"N = {n}", (n,)) for n in ns]
@@ -304,7 +456,7 @@ def _deepnorm_constants_cases(g):
         ),
         (
             "(3N)^¼ and (12N)^−¼ are the decoder's constants in an encoder–decoder model; "
-            "an encoder-only model uses α = (2N)^¼, β = (8N)^−¼",
+            "a decoder-only model (like an encoder-only one) uses α = (2N)^¼, β = (8N)^−¼",
             lambda n: torch.tensor([(3 * n) ** 0.25, (12 * n) ** -0.25], dtype=torch.float64),
         ),
         (

@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from .. import guard
+from ..i18n import say
 from . import scan as _scan
 
 # Bound once, at import: a later assignment to ``torch.allclose`` (or to the package's
@@ -219,6 +220,24 @@ def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | 
 # ----------------------------------------------------------------------------------- calling
 
 
+# the engine's sentences, translated by ``attncourse.i18n.say`` (``{...}``: filled in)
+NOT_IMPLEMENTED = (
+    "{name} is not implemented yet: replace `raise NotImplementedError()` with your code"
+)
+CALLED_BUILTIN = "{name} must be written from scratch, but {error}"
+FROM_SCRATCH = "{name} must be written from scratch: {problem}"
+NOT_A_FUNCTION = "this check needs your function, got {type}: pass the function itself"
+WHERE = "case {number} of {total}: {label}"
+IN_PLACE = (
+    "{name} changed its input in place ({where}), e.g. `x -= ...` or `x.exp_()`: compute a new "
+    "tensor instead (`x = x - ...`), the caller still needs its input"
+)
+WRONG = "{name}: {problem}\n  ({where}; inputs: {inputs})"
+PASSED = "✓ {name}: all {count} checks passed"
+ON_ERROR = "{name}: {note} ({where}; it raised {raised})"
+RAISED = "{name} raised {raised} ({where})"
+HINT = "hint: {hint}"
+
 _EXCEPTION_HINTS = [
     (
         "Dimension out of range",
@@ -250,19 +269,46 @@ _EXCEPTION_HINTS = [
 ]
 
 
+SENTENCES = (
+    NOT_IMPLEMENTED,
+    CALLED_BUILTIN,
+    FROM_SCRATCH,
+    NOT_A_FUNCTION,
+    WHERE,
+    IN_PLACE,
+    WRONG,
+    PASSED,
+    ON_ERROR,
+    RAISED,
+    HINT,
+    *(hint for _, hint in _EXCEPTION_HINTS),
+)
+
+
+def messages_of(exercise: Exercise) -> list[str]:
+    """The fixed texts a check of ``exercise`` can say: its named mistakes, and its cases'
+    named mistakes, hints and error notes (those of seed 0; other seeds say the same)."""
+    texts = [message for message, _ in exercise.diagnoses]
+    for case in exercise.inputs(0):
+        texts += [message for message, _ in case.diagnoses]
+        texts += [t for t in (case.hint, case.on_error) if isinstance(t, str)]
+    return texts
+
+
 def _error_message(name: str, error: Exception | str, where: str, on_error: str | None) -> str:
     """What to tell the learner whose function raised ``error`` (an exception, or its text as
     "Type: message"): ``on_error`` if the case has one, else a hint chosen from the error."""
     raised = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     if on_error:
-        return f"{name}: {on_error} ({where}; it raised {raised})"
+        return say(ON_ERROR, name=name, note=say(on_error), where=where, raised=raised)
     hint = error_hint(raised)
-    return f"{name} raised {raised} ({where})" + (f"\nhint: {hint}" if hint else "")
+    message = say(RAISED, name=name, raised=raised, where=where)
+    return message + ("\n" + say(HINT, hint=hint) if hint else "")
 
 
 def error_hint(raised: str) -> str | None:
     """A hint chosen from what an error says, or None."""
-    return next((h for key, h in _EXCEPTION_HINTS if key in raised), None)
+    return next((say(h) for key, h in _EXCEPTION_HINTS if key in raised), None)
 
 
 def _own_source(fn) -> str | None:
@@ -328,7 +374,7 @@ def _learner_sources(fn, seen=None, cells=None):
 def from_scratch_message(name: str, problem: str) -> str:
     """What the visible check and the grader say when reading an answer finds ``problem`` (a
     phrase of ``attncourse.exercises.scan``: "line N uses ...: the rule")."""
-    return f"{name} must be written from scratch: {problem}"
+    return say(FROM_SCRATCH, name=name, problem=problem)
 
 
 # ----------------------------------------------------------------------------------- Exercise
@@ -446,9 +492,9 @@ class Exercise:
                     )
                     is None
                 ):
-                    return "diagnosis", message
+                    return "diagnosis", say(message)
         hint = case.hint(got, expected) if callable(case.hint) else case.hint
-        return ("hint", f"{hint} ({problem})") if hint else ("difference", problem)
+        return ("hint", f"{say(hint)} ({problem})") if hint else ("difference", problem)
 
     # the check in the notebook -----------------------------------------------------------
     def static_problems(self, fn) -> list[str]:
@@ -473,12 +519,9 @@ class Exercise:
             if refusal.called:  # the learner caught the error we raised and carried on
                 raise _BuiltinCalledError(refusal.called[0])
         except NotImplementedError:
-            raise AssertionError(
-                f"{name} is not implemented yet: replace `raise NotImplementedError()` with your "
-                "code"
-            ) from None
+            raise AssertionError(say(NOT_IMPLEMENTED, name=name)) from None
         except _BuiltinCalledError as error:
-            raise AssertionError(f"{name} must be written from scratch, but {error}") from None
+            raise AssertionError(say(CALLED_BUILTIN, name=name, error=error)) from None
         except Exception as error:  # the learner's bug, reported as a failed check
             raise AssertionError(_error_message(name, error, where, case.on_error)) from None
         return got, (args, kwargs)
@@ -497,30 +540,26 @@ class Exercise:
     def _check(self, fn: Callable, seed: int) -> None:
         __tracebackhide__ = True
         if not callable(fn):
-            raise AssertionError(
-                f"this check needs your function, got {type(fn).__name__}: pass the function itself"
-            )
+            raise AssertionError(say(NOT_A_FUNCTION, type=type(fn).__name__))
         name = self.name or getattr(fn, "__name__", "your function")
         problems = self.static_problems(fn)
         if problems:
             raise AssertionError(from_scratch_message(name, problems[0]))
         cases = self.inputs(seed)
         for number, case in enumerate(cases, 1):
-            where = f"case {number} of {len(cases)}: {case.label}"
+            where = say(WHERE, number=number, total=len(cases), label=case.label)
             expected = self.expected(case)
             got, (args, kwargs) = self.run(fn, case, name, where)
             if not _same_inputs((args, kwargs), (case.args, case.kwargs)):
-                raise AssertionError(
-                    f"{name} changed its input in place ({where}), e.g. `x -= ...` or "
-                    f"`x.exp_()`: compute a new tensor instead (`x = x - ...`), the caller still "
-                    f"needs its input"
-                )
+                raise AssertionError(say(IN_PLACE, name=name, where=where))
             problem = self.judge(case, got, expected)
             if problem is not None:
                 raise AssertionError(
-                    f"{name}: {problem}\n  ({where}; inputs: {describe_inputs(case)})"
+                    say(
+                        WRONG, name=name, problem=problem, where=where, inputs=describe_inputs(case)
+                    )
                 )
-        print(f"✓ {name}: all {len(cases)} checks passed")
+        print(say(PASSED, name=name, count=len(cases)))
 
 
 def check_function(

@@ -17,6 +17,7 @@ from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
     copy_batch,
     deepnorm_constants,
     init_gradients,
+    layer_gradient_norms,
     smooth,
     stability_widget_update,
     train_copy,
@@ -34,6 +35,8 @@ def test_warmup_schedule_values():
 def test_update_data_ratio_and_deepnorm_constants():
     w = torch.randn(10, 10, dtype=torch.float64)
     assert abs(float(update_data_ratio(w, 1.1 * w)) - 0.1) < 1e-12
+    a, b = deepnorm_constants(6).tolist()  # decoder-only, 6 layers: the chapter's model
+    assert abs(a - 1.861) < 1e-3 and abs(b - 0.380) < 1e-3
     a, b = deepnorm_constants(8).tolist()
     assert abs(a - 2.0) < 1e-12 and abs(b - 64**-0.25) < 1e-12
     assert abs(a - TransformerBlock(8, 2, norm="deepnorm", num_layers=8).alpha) < 1e-12
@@ -59,11 +62,63 @@ def test_causal_lm_pre_ln_has_final_norm_and_is_causal():
         CausalLM(11, 16, 2, 2, norm="mid")
 
 
+def test_layer_gradient_norms_are_the_w2_gradients_of_init_gradients():
+    """Chapter 09's exercise 2: ‖∂L/∂W^{2,l}‖_F per block, bottom first — the numbers
+    init_gradients plots, for the same model and tokens, and without touching .grad."""
+    for norm, n, seed in (("post", 3, 0), ("pre", 4, 1)):
+        torch.manual_seed(seed)
+        model = CausalLM(64, 64, 4, n, norm=norm, max_len=32).double()
+        g = torch.Generator().manual_seed(1000 + seed)  # init_gradients' tokens for this seed
+        tokens = torch.randint(64, (8, 33), generator=g)
+        for p in model.parameters():
+            p.grad = torch.ones_like(p)  # stale gradients: they must neither count nor change
+
+        def loss_fn(m, tokens=tokens):
+            return torch.nn.functional.cross_entropy(
+                m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()
+            )
+
+        norms = layer_gradient_norms(model, loss_fn)
+        expected = init_gradients(norm, n, seeds=(seed,), dtype=torch.float64)["w2"]
+        assert norms.dtype == torch.float64 and norms.shape == (n,)
+        assert np.allclose(norms.numpy(), expected, rtol=1e-10)
+        assert all(torch.equal(p.grad, torch.ones_like(p)) for p in model.parameters())
+        by_hand = [
+            float(torch.autograd.grad(loss_fn(model), b.ffn[2].weight)[0].norm())
+            for b in model.blocks
+        ]
+        assert np.allclose(norms.numpy(), by_hand, rtol=1e-12)
+
+
+def test_deepnorm_s_profile_at_initialisation_is_flat_on_other_seeds():
+    """Chapter 09 §5 on eight other initialisations: DeepNorm's last/first W² gradient is within
+    20 % of 1, where Post-LN's grows (≥ 1.1)."""
+    seeds = tuple(range(8, 16))
+    deep = init_gradients("deepnorm", 12, seeds=seeds, dtype=torch.float64)["w2"]
+    post = init_gradients("post", 12, seeds=seeds, dtype=torch.float64)["w2"]
+    assert abs(deep[-1] / deep[0] - 1) < 0.2 and post[-1] / post[0] >= 1.1
+
+
+def test_one_initialisation_s_post_ln_profile_is_noisy():
+    """Chapter 09 A.4: of the first eight initialisations (the notebook's average), six Post-LN
+    profiles grow from the first to the last layer and two fall; their average grows."""
+    ratios = []
+    for seed in range(8):
+        w2 = init_gradients("post", 12, seeds=(seed,), dtype=torch.float64)["w2"]
+        ratios.append(w2[-1] / w2[0])
+    assert sum(r > 1.05 for r in ratios) == 6 and sum(r < 0.95 for r in ratios) == 2, ratios
+    mean = init_gradients("post", 12, dtype=torch.float64)["w2"]
+    assert mean[-1] / mean[0] >= 1.1
+
+
 def test_init_gradients_reproduce_xiong_fig3_contrast():
-    post = init_gradients("post", 12)  # the chapter's setting: d = 64, 2 seeds
-    pre = init_gradients("pre", 12)
-    assert post["w2"][-1] / post["w2"][0] > 1.2  # Post-LN: larger gradients on top layers
-    assert pre["w2"][-1] / pre["w2"][0] < 0.8
+    """The chapter's setting (d = 64, float32 here) on eight other initialisations."""
+    seeds = tuple(range(8, 16))
+    post = init_gradients("post", 12, seeds=seeds)
+    pre = init_gradients("pre", 12, seeds=seeds)
+    assert post["w2"][-1] / post["w2"][0] > 1.1  # Post-LN: larger gradients on top layers
+    assert pre["w2"][-1] / pre["w2"][0] < 0.5
+    assert post["w2"][-1] > 2 * pre["w2"][-1]
     assert (
         abs(post["rms"][-1] - 1.0) < 0.05 and pre["rms"][-1] > 2 * pre["rms"][1]
     )  # Pre-LN stream grows
@@ -100,14 +155,17 @@ def test_the_notebook_s_learning_rate_cells_hold_on_another_seed():
 
 
 def test_the_notebook_s_headline_holds_on_another_seed():
-    """Chapter 09 runs seed 0; the same asserts on seed 1 (Xiong et al. 2020, Fig. 2's effect)."""
+    """Chapter 09 runs seed 0; the same asserts on seed 1 (Xiong et al. 2020, Fig. 2's effect, and
+    DeepNorm at the same learning rate)."""
     post = train_copy("post", 6, 1e-2, 0, seed=1)
     pre = train_copy("pre", 6, 1e-2, 0, seed=1)
     warmed = train_copy("post", 6, 1e-2, 50, seed=1)
+    deep = train_copy("deepnorm", 6, 1e-2, 0, seed=1)
     assert post.final_accuracy <= 0.3 and abs(post.final_loss - math.log(16)) < 0.15  # a stall ...
     assert np.isfinite(post.loss).all()  # ... not a divergence
     assert pre.final_accuracy >= 0.95
     assert warmed.final_accuracy >= 0.8 and warmed.final_accuracy - post.final_accuracy >= 0.5
+    assert deep.final_accuracy >= 0.95  # §5: DeepNorm needs no warm-up either
 
 
 def test_the_first_update_data_ratio_is_adam_s_step_over_the_weights_scale():

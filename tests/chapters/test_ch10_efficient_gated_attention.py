@@ -1,6 +1,7 @@
 """attncourse.chapters.ch10_efficient_gated_attention (chapter 10): each measurement against an
 independent computation (the masks, boolean matrix powers, the formulas written out, exact
-enumeration), the source's listings' behaviour, the widget's numbers and budget, the cost table."""
+enumeration), the source's listings' behaviour, the widget's numbers and budget, the cost and stage
+tables."""
 
 import math
 import statistics
@@ -17,6 +18,38 @@ from attncourse.chapters.ch10_efficient_gated_attention import costs, listings
 from attncourse.masks import causal_mask
 
 DT = torch.float64
+
+
+# ------------------------------------------------------------------ tiles
+
+
+def test_online_softmax_steps_over_every_tiling_give_softmax_attention():
+    g = torch.Generator().manual_seed(11)
+    scores = torch.randn(5, 23, generator=g, dtype=DT) * 4  # (T, S)
+    values = torch.randn(23, 3, generator=g, dtype=DT)  # (S, d)
+    expected = torch.softmax(scores, -1) @ values
+    for tile in (1, 4, 23):
+        m = torch.full((5, 1), -math.inf, dtype=DT)
+        l = torch.zeros(5, 1, dtype=DT)  # noqa: E741
+        acc = torch.zeros(5, 3, dtype=DT)
+        for j0 in range(0, 23, tile):
+            tile_scores, tile_values = scores[:, j0 : j0 + tile], values[j0 : j0 + tile]
+            m, l, acc = ch.online_softmax_step(m, l, acc, tile_scores, tile_values)  # noqa: E741
+        assert_close(acc / l, expected)
+        assert_close(m, scores.amax(-1, keepdim=True))  # the running max ends at the row max
+        assert_close(l, torch.exp(scores - m).sum(-1, keepdim=True))
+
+
+def test_online_softmax_step_first_tile_and_large_scores():
+    m, l, acc = ch.online_softmax_step(  # noqa: E741
+        torch.full((2, 1), -math.inf),
+        torch.zeros(2, 1),
+        torch.zeros(2, 2),
+        torch.tensor([[1000.0, 999.0], [0.0, 0.0]]),
+        torch.eye(2),
+    )
+    assert torch.isfinite(acc).all() and torch.equal(m, torch.tensor([[1000.0], [0.0]]))
+    assert_close(l, torch.tensor([[1 + math.exp(-1)], [2.0]]))
 
 
 # ------------------------------------------------------------------ patterns
@@ -294,6 +327,46 @@ def test_the_cost_table_is_complete_and_plausible():
     assert plain[-1] > 500 and chunked[-1] < 100  # O(n²) vs O(n) at n = 16384
     assert plain[-1] / plain[-3] > 8  # n 4x -> the stored weights 16x
     assert all(ms > 0 for ms, _ in table.values())
+
+
+def test_plot_costs_draws_each_method_from_the_table():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    axes = costs.plot_costs(["plain", "local"], size=32)
+    time_lines = {line.get_label(): line for line in axes[0].get_lines()}
+    assert set(time_lines) == {"plain", "local (window 32)", "∝ n²"}
+    assert list(time_lines["local (window 32)"].get_ydata()) == costs.series(
+        costs.load_table(), "local", 32, 0
+    )
+    assert list(axes[1].get_lines()[0].get_ydata()) == costs.series(
+        costs.load_table(), "plain", 0, 1
+    )
+    plt.close("all")
+
+
+def test_the_stage_table_is_complete_and_its_stages_are_the_forward_pass():
+    stages = costs.load_stages()
+    assert set(stages) == set(costs.LENGTHS)
+    names = {"whole forward", "outer", "prefix sum", "read-out", "prefix sum, positions last"}
+    assert all(set(row) == names and all(ms > 0 for ms in row.values()) for row in stages.values())
+    big = stages[16384]
+    assert big["prefix sum"] > 0.5 * big["whole forward"]  # the chapter's reading of the table
+    assert big["prefix sum"] > 2 * big["prefix sum, positions last"]
+
+
+def test_causal_linear_stages_times_the_package_s_steps():
+    stages = ch.causal_linear_stages(64, d=8, repeats=1)
+    assert set(stages) == {
+        "whole forward",
+        "outer",
+        "prefix sum",
+        "read-out",
+        "prefix sum, positions last",
+    }
+    assert all(ms >= 0 for ms in stages.values())
 
 
 def test_crossover():

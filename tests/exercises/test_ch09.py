@@ -12,6 +12,7 @@ from exercise_helpers import (
     fails,
     fails_on_seeds,
     fails_when_unfinished,
+    notebook_hidden_seeds,
     passes_on_seeds,
     styles_per_check,
 )
@@ -21,20 +22,25 @@ import attncourse.chapters.ch09_pre_ln_vs_post_ln as chapter
 import attncourse.norms
 from attncourse.chapters.ch09_pre_ln_vs_post_ln import (
     deepnorm_constants,
+    init_gradients,
+    layer_gradient_norms,
     update_data_ratio,
     warmup_schedule,
 )
+from attncourse.exercises import ch09 as exercises
 from attncourse.exercises.ch09 import (
     check_deepnorm_constants,
+    check_layer_gradient_norms,
     check_pre_ln_block,
     check_update_data_ratio,
     check_warmup_schedule,
 )
 
-# the visible seed, the notebook's hidden ones (ch09_*_test: 21 to 24), and a few more
-HIDDEN_SEEDS = (0, 21, 22, 23, 24, 7, 2024)
+# the visible seed, the notebook's hidden ones (ch09_*_test: 21 to 25), and a few more
+HIDDEN_SEEDS = (0, 21, 22, 23, 24, 25, 7, 2024)
 COUNTS = {  # cases per seed
     check_pre_ln_block: 3,
+    check_layer_gradient_norms: 4,
     check_warmup_schedule: 5,
     check_update_data_ratio: 4,
     check_deepnorm_constants: 5,
@@ -70,6 +76,41 @@ def pre_ln_block_per_sequence(x, attn, ffn, norm1, norm2):
         h = sequence[None] + attn(norm1(sequence[None]))
         outputs.append((h + ffn(norm2(h)))[0])
     return torch.stack(outputs)
+
+
+# ---------------------------------------------------------------- per-layer gradient norms
+
+
+def gradient_norms_backward(model, loss_fn):
+    model.zero_grad()
+    loss_fn(model).backward()
+    return torch.stack([block.ffn[2].weight.grad.norm() for block in model.blocks])
+
+
+def gradient_norms_autograd(model, loss_fn):
+    weights = [block.ffn[2].weight for block in model.blocks]
+    grads = torch.autograd.grad(loss_fn(model), weights)
+    return torch.stack([torch.linalg.matrix_norm(g) for g in grads])  # Frobenius by default
+
+
+def gradient_norms_named(model, loss_fn):  # by parameter name, set to None, a loop of floats
+    for p in model.parameters():
+        p.grad = None
+    loss_fn(model).backward()
+    norms = [
+        float(p.grad.pow(2).sum()) ** 0.5
+        for name, p in model.named_parameters()
+        if name.endswith("ffn.2.weight")
+    ]
+    return torch.tensor(norms, dtype=model.blocks[0].ffn[2].weight.dtype)
+
+
+def gradient_norms_vector_norm(model, loss_fn):
+    model.zero_grad(set_to_none=False)  # zero-filled .grad, then accumulate into it
+    loss_fn(model).backward()
+    return torch.stack(
+        [torch.linalg.vector_norm(block.ffn[2].weight.grad.flatten()) for block in model.blocks]
+    )
 
 
 # ------------------------------------------------------------------------ warm-up schedule
@@ -170,6 +211,10 @@ STYLES = [
     (check_pre_ln_block, pre_ln_block_loop),
     (check_pre_ln_block, pre_ln_block_named),
     (check_pre_ln_block, pre_ln_block_per_sequence),
+    (check_layer_gradient_norms, gradient_norms_backward),
+    (check_layer_gradient_norms, gradient_norms_autograd),
+    (check_layer_gradient_norms, gradient_norms_named),
+    (check_layer_gradient_norms, gradient_norms_vector_norm),
     (check_warmup_schedule, warmup_clamp),
     (check_warmup_schedule, warmup_minimum),
     (check_warmup_schedule, warmup_list),
@@ -219,6 +264,26 @@ def test_checks_leave_the_global_random_stream_alone():
 def post_ln(x, a, f, n1, n2):
     h = n1(x + a(x))
     return n2(h + f(h))
+
+
+def gradient_norms_without_zero_grad(model, loss_fn):
+    loss_fn(model).backward()
+    return torch.stack([block.ffn[2].weight.grad.norm() for block in model.blocks])
+
+
+def gradient_norms_of(pick, reduce=lambda g: g.norm()):
+    def wrong(model, loss_fn):
+        model.zero_grad()
+        loss_fn(model).backward()
+        return torch.stack([reduce(pick(block).grad) for block in model.blocks])
+
+    return wrong
+
+
+def gradient_norms_as_python_floats(model, loss_fn):
+    model.zero_grad()
+    loss_fn(model).backward()
+    return torch.tensor([block.ffn[2].weight.grad.norm().item() for block in model.blocks])
 
 
 def warmup_off_by_one(s, p, w):
@@ -295,6 +360,52 @@ MISTAKES = [
         check_pre_ln_block,
         lambda x, a, f, n1, n2: n2(pre_ln_block(x, a, f, n1, n2)),
         "a LayerNorm was applied to the block's output",
+    ),
+    # per-layer gradient norms
+    (
+        check_layer_gradient_norms,
+        gradient_norms_without_zero_grad,
+        "the gradients were added to those an earlier backward pass left in .grad",
+    ),
+    (
+        check_layer_gradient_norms,
+        lambda m, f: torch.stack([b.ffn[2].weight.detach().norm() for b in m.blocks]),
+        "these are the norms of the weights W² themselves",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_of(lambda b: b.ffn[2].weight, lambda g: g.pow(2).sum()),
+        "squared norms",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_of(lambda b: b.ffn[0].weight),
+        "this is the FFN's first matrix W¹ (ffn[0])",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_of(lambda b: b.attn.out_proj.weight),
+        "this is the attention's output projection",
+    ),
+    (
+        check_layer_gradient_norms,
+        lambda m, f: gradient_norms_backward(m, f).flip(0),
+        "the blocks are in reverse order",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_of(lambda b: b.ffn[2].weight, lambda g: g.abs().mean()),
+        "the mean absolute gradient is not the Frobenius norm",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_of(lambda b: b.ffn[2].weight, lambda g: g.pow(2).mean().sqrt()),
+        "the root mean square is not the Frobenius norm",
+    ),
+    (
+        check_layer_gradient_norms,
+        gradient_norms_as_python_floats,
+        "the norms are float32 (torch.tensor of Python floats): keep the weights' dtype",
     ),
     # warm-up
     (check_warmup_schedule, warmup_off_by_one, "off by one: step t = 0 is the first step"),
@@ -376,7 +487,7 @@ MISTAKES = [
     (
         check_deepnorm_constants,
         lambda n: torch.tensor([(3 * n) ** 0.25, (12 * n) ** -0.25], dtype=torch.float64),
-        "the decoder's constants in an encoder–decoder model",
+        "the decoder's constants in an encoder–decoder model; a decoder-only model",
     ),
     (
         check_deepnorm_constants,
@@ -395,7 +506,7 @@ MISTAKES = [
     "check, answer, message", MISTAKES, ids=[message[:48] for _, _, message in MISTAKES]
 )
 def test_common_mistakes_fail_with_their_name_on_every_seed(check, answer, message):
-    fails_on_seeds(check, answer, HIDDEN_SEEDS[:5], message)
+    fails_on_seeds(check, answer, HIDDEN_SEEDS[:6], message)
 
 
 def test_each_exercise_names_at_least_five_mistakes():
@@ -431,23 +542,42 @@ def layer_norm_module(x, a, f, n1, n2):
 
 
 REFUSED = [
-    # what the notebook imports, handed in as the answer itself (`my_... = deepnorm_constants`)
-    (check_warmup_schedule, warmup_schedule, "ch09_pre_ln_vs_post_ln.warmup_schedule was called"),
+    # the chapter's functions, handed in as the answer itself (`my_... = deepnorm_constants`)
+    (
+        check_warmup_schedule,
+        warmup_schedule,
+        "ch09_pre_ln_vs_post_ln.training.warmup_schedule was called",
+    ),
     (
         check_update_data_ratio,
         update_data_ratio,
-        "ch09_pre_ln_vs_post_ln.update_data_ratio was called",
+        "ch09_pre_ln_vs_post_ln.training.update_data_ratio was called",
     ),
     (
         check_deepnorm_constants,
         deepnorm_constants,
-        "ch09_pre_ln_vs_post_ln.deepnorm_constants was called",
+        "ch09_pre_ln_vs_post_ln.training.deepnorm_constants was called",
+    ),
+    (
+        check_layer_gradient_norms,
+        layer_gradient_norms,
+        "ch09_pre_ln_vs_post_ln.model.layer_gradient_norms was called",
+    ),
+    (
+        check_layer_gradient_norms,
+        lambda m, f: chapter.layer_gradient_norms(m, f).clone(),
+        "uses the course's own attncourse.chapters.ch09_pre_ln_vs_post_ln.layer_gradient_norms",
+    ),
+    (
+        check_layer_gradient_norms,
+        lambda m, f: torch.as_tensor(init_gradients("post", len(m.blocks))["w2"]),
+        "uses the course's own attncourse.chapters.ch09_pre_ln_vs_post_ln.model.init_gradients",
     ),
     # ... or called from the answer, under its own name or through the module
     (
         check_warmup_schedule,
         my_warmup_calls_the_chapter,
-        "uses the course's own attncourse.chapters.ch09_pre_ln_vs_post_ln.warmup_schedule",
+        "uses the course's own attncourse.chapters.ch09_pre_ln_vs_post_ln.training.warmup_schedule",
     ),
     (
         check_update_data_ratio,
@@ -505,3 +635,22 @@ def test_the_chapter_s_functions_work_again_afterwards():
     torch.testing.assert_close(chapter.update_data_ratio(b, a), ratio(b, a))
     x = torch.randn(2, 3)
     torch.testing.assert_close(F.layer_norm(x, (3,)), attncourse.norms.LayerNorm(3)(x))
+
+
+def test_the_notebook_s_hidden_seeds_are_the_suite_s():
+    seeds = notebook_hidden_seeds("09_pre_ln_vs_post_ln", exercises)
+    assert set(seeds) == set(CHECKS) and set(seeds.values()) <= set(HIDDEN_SEEDS), seeds
+
+
+def test_the_gradient_norm_check_leaves_stale_gradients_out_of_the_reference():
+    """The reference reads the gradients with torch.autograd.grad: the stale .grad of the last
+    case is not added to them and stays where it was."""
+    case = check_layer_gradient_norms.inputs(0)[-1]
+    model, loss_fn = case.args
+    stale = [p.grad.clone() for p in model.parameters()]
+    expected = check_layer_gradient_norms.expected(case)
+    fresh = gradient_norms_autograd(model, loss_fn)
+    torch.testing.assert_close(expected, fresh)
+    assert all(torch.equal(p.grad, s) for p, s in zip(model.parameters(), stale))
+    with_stale = gradient_norms_without_zero_grad(model, loss_fn)
+    assert (with_stale - fresh).abs().max() > 1e-3  # the stale case tells the two apart

@@ -1,28 +1,43 @@
 """Chapter 10's exercise checks pass correct answers written in different ways (at the visible
-and the hidden seed) and name the common mistakes."""
+and the hidden seed) and name the common mistakes, a broken dtype rule included."""
 
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import blank, fails
+from exercise_helpers import blank, fails, fails_when_unfinished, notebook_hidden_seeds
 
+from attncourse.exercises import ch10 as exercises_ch10
 from attncourse.exercises.ch10 import (
     check_causal_linear_attention,
     check_gumbel_sigmoid,
     check_masked_weights,
     check_online_softmax_step,
-    check_reach,
 )
 
-HIDDEN_SEEDS = {
-    check_masked_weights: 101,
-    check_gumbel_sigmoid: 102,
-    check_reach: 103,
-    check_causal_linear_attention: 104,
-    check_online_softmax_step: 105,
-}
+HIDDEN_SEEDS = notebook_hidden_seeds("10_efficient_gated_attention", exercises_ch10)
+CHECKS = (
+    check_online_softmax_step,
+    check_masked_weights,
+    check_gumbel_sigmoid,
+    check_causal_linear_attention,
+)
+
+
+def test_every_check_has_its_hidden_seed_in_the_notebook():
+    expected = {
+        check_masked_weights: 101,
+        check_gumbel_sigmoid: 102,
+        check_causal_linear_attention: 104,
+        check_online_softmax_step: 105,
+    }
+    assert expected == HIDDEN_SEEDS
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_an_unfinished_answer_says_so(check):
+    fails_when_unfinished(check)
 
 
 def passes(check, fn):
@@ -67,7 +82,18 @@ def weights_row_loop(scores, mask):
     return torch.stack(rows).reshape(scores.shape).to(scores.dtype)
 
 
-@pytest.mark.parametrize("fn", [weights_log_shift, weights_masked_max, weights_row_loop])
+def weights_logsumexp(scores, mask):
+    """log-weights s + log m - logsumexp over the kept keys; an empty row handled apart."""
+    logits = torch.where(mask > 0, scores + torch.log(mask.clamp_min(1e-300)), -math.inf)
+    normaliser = torch.logsumexp(logits, dim=-1, keepdim=True)  # -inf for an empty row
+    empty = torch.isinf(normaliser)
+    weights = torch.exp(logits - torch.where(empty, torch.zeros_like(normaliser), normaliser))
+    return torch.where(empty, torch.zeros_like(weights), weights)
+
+
+@pytest.mark.parametrize(
+    "fn", [weights_log_shift, weights_masked_max, weights_row_loop, weights_logsumexp]
+)
 def test_masked_weights_accepts_correct_answers(fn):
     passes(check_masked_weights, fn)
 
@@ -100,6 +126,11 @@ def test_masked_weights_names_the_mistakes():
     fails(check_masked_weights, ignored, r"the mask is ignored")
     fails(check_masked_weights, nan_rows, r"mask is all 0 must get zero weights, not NaN")
     fails(check_masked_weights, no_shift, r"overflow or underflow for scores of ±1000")
+    fails(
+        check_masked_weights,
+        lambda s, m: weights_log_shift(s.double(), m.double()),
+        r"keep the input's dtype",
+    )
     fails(check_masked_weights, blank, r"not implemented yet")
 
 
@@ -156,57 +187,17 @@ def test_gumbel_sigmoid_names_the_mistakes():
         lambda x, u, t: torch.sigmoid(x / t + torch.log(u) - torch.log(1 - u)),
         r"only the logits are divided",
     )
+    fails(
+        check_gumbel_sigmoid,
+        lambda x, u, t: gumbel_log1p(x.float(), u.float(), t),
+        r"keep the input's dtype",
+    )
+    fails(
+        check_gumbel_sigmoid,
+        lambda x, u, t: gumbel_log1p(x, torch.rand_like(u), t),
+        r"computed from the u given",
+    )
     fails(check_gumbel_sigmoid, blank, r"not implemented yet")
-
-
-# ------------------------------------------------------------------ 3. reach
-
-
-def reach_matmul(mask, layers):
-    n = mask.shape[0]
-    step = (mask | torch.eye(n, dtype=torch.bool)).float()
-    result = torch.eye(n)
-    for _ in range(layers):
-        result = (result @ step).clamp(max=1)
-    return result > 0
-
-
-def reach_matrix_power(mask, layers):
-    step = (mask | torch.eye(mask.shape[0], dtype=torch.bool)).double()
-    return torch.linalg.matrix_power(step, layers) > 0
-
-
-def reach_bfs(mask, layers):
-    n = mask.shape[0]
-    out = torch.zeros(n, n, dtype=torch.bool)
-    for i in range(n):
-        frontier = {i}
-        seen = {i}
-        for _ in range(layers):
-            frontier = {j for k in frontier for j in range(n) if mask[k, j]} - seen
-            seen |= frontier
-        out[i, list(seen)] = True
-    return out
-
-
-@pytest.mark.parametrize("fn", [reach_matmul, reach_matrix_power, reach_bfs])
-def test_reach_accepts_correct_answers(fn):
-    passes(check_reach, fn)
-
-
-def test_reach_names_the_mistakes():
-    def no_residual(mask, layers):
-        result = mask.double()
-        for _ in range(layers - 1):
-            result = ((result @ mask.double()) > 0).double()
-        return result.bool()
-
-    fails(check_reach, no_residual, r"forgot the residual stream")
-    fails(check_reach, lambda m, L: reach_matmul(m, L).T, r"transposed")
-    fails(check_reach, lambda m, L: reach_matmul(m, max(L - 1, 1)), r"one layer too few")
-    fails(check_reach, lambda m, L: reach_matmul(m, L + 1), r"one layer too many")
-    fails(check_reach, lambda m, L: reach_matmul(m, L).float(), r"dtype")
-    fails(check_reach, blank, r"not implemented yet")
 
 
 # ------------------------------------------------------------------ 4. causal linear attention
@@ -280,6 +271,11 @@ def test_causal_linear_attention_names_the_mistakes():
         return e / e.sum(-1, keepdim=True) @ v
 
     fails(check_causal_linear_attention, exp_attention, r"this is softmax attention")
+    fails(
+        check_causal_linear_attention,
+        lambda q, k, v: linear_cumsum(q, k, v).float(),
+        r"keep the input's dtype",
+    )
     fails(check_causal_linear_attention, blank, r"not implemented yet")
 
 
@@ -330,7 +326,17 @@ def step_loop(m, l, acc, scores, values):  # noqa: E741
     )
 
 
-@pytest.mark.parametrize("fn", [step_maximum, step_where, step_loop])
+def step_merge(m, l, acc, scores, values):  # noqa: E741
+    """The tile as a state of its own (its max, sum and accumulator), merged with the old one."""
+    m_tile = scores.amax(-1, keepdim=True)
+    p = torch.exp(scores - m_tile)
+    l_tile, acc_tile = p.sum(-1, keepdim=True), p @ values
+    m_new = torch.maximum(m, m_tile)
+    a, b = torch.exp(m - m_new), torch.exp(m_tile - m_new)
+    return m_new, a * l + b * l_tile, a * acc + b * acc_tile
+
+
+@pytest.mark.parametrize("fn", [step_maximum, step_where, step_loop, step_merge])
 def test_online_softmax_step_accepts_correct_answers(fn):
     passes(check_online_softmax_step, fn)
 
@@ -362,14 +368,30 @@ def test_online_softmax_step_names_the_mistakes():
         return m, l, acc / l
 
     fails(check_online_softmax_step, normalised, r"returned the normalised output")
+    fails(
+        check_online_softmax_step,
+        lambda *x: tuple(t.double() for t in step_maximum(*x)),
+        r"keep the input's dtype",
+    )
     fails(check_online_softmax_step, blank, r"not implemented yet")
+
+
+def soft_masked_weights(scores, mask):
+    from attncourse.attention import soft_masked_attention
+
+    return soft_masked_attention(scores[..., None], scores[..., None], scores[..., None], mask)[1]
 
 
 def test_each_exercise_refuses_the_course_function_it_asks_for():
     from attncourse.attention import chunked_attention, gumbel_sigmoid
-    from attncourse.chapters.ch10_efficient_gated_attention import reach
+    from attncourse.chapters.ch10_efficient_gated_attention import online_softmax_step
 
-    fails(check_reach, lambda m, L: reach(m, L), r"must be written from scratch")
+    fails(check_online_softmax_step, online_softmax_step, r"must be written from scratch")
+    fails(
+        check_masked_weights,
+        lambda s, m: soft_masked_weights(s, m),
+        r"must be written from scratch",
+    )
     fails(
         check_gumbel_sigmoid, lambda x, u, t: gumbel_sigmoid(x, t), r"must be written from scratch"
     )

@@ -2,6 +2,7 @@
 14.3.17-14.3.19, Lemma 14.3.23-14.3.26, Thm. 14.3.15-14.3.17, App. 14.3.6-14.3.7) and source 002
 §7-8. Notebook ``10_efficient_gated_attention``, checks ``attncourse.exercises.ch10``.
 
+* ``tiles``: the online-softmax update that attention in tiles is built on;
 * ``patterns``: sparse masks, pair counts, reach through L layers, softmax dilution;
 * ``sparse_learning``: a learnable Gumbel-sigmoid mask trained to find a known pattern;
 * ``linear``: linear attention's parallel and recurrent forms, its rank, random features,
@@ -9,7 +10,8 @@
 * ``sink``: attention sinks and output gating (Qiu et al. 2025) on the bigram-backcopy task;
 * ``models``: the small causal language model the experiments train;
 * ``claims``: the source's listings run as printed, and the exact information computations;
-* ``costs`` / ``cost_table``: time and memory against length, each measured in its own process;
+* ``costs`` / ``cost_table`` / ``stage_table``: time and memory against length, each measured in
+  its own process, and where causal linear attention spends its time;
 * ``widget``: mask, reach and measured costs for a length and a pattern.
 """
 
@@ -34,11 +36,21 @@ from .claims import (
     survey_source_gated_attention,
     try_call,
 )
-from .costs import LENGTHS, METHODS, SIZES, attention_call, measure
+from .costs import (
+    LENGTHS,
+    METHODS,
+    SIZES,
+    attention_call,
+    load_stages,
+    load_table,
+    measure,
+    plot_costs,
+)
 from .linear import (
     NUM_KEYS,
     NUM_VALUES,
     RecallModel,
+    causal_linear_stages,
     copy_accuracy,
     linear_attention_matrix,
     numerical_rank,
@@ -72,6 +84,7 @@ from .sink import (
     uniform_bos_share,
 )
 from .sparse_learning import LearnedMask, learn_sparse_mask, printed_sparse_attention, true_pattern
+from .tiles import online_softmax_step
 from .widget import (
     SparsityNumbers,
     SparsityPlot,

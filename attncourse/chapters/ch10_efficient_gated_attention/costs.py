@@ -4,6 +4,8 @@ measurement in its own process; the table the chapter's figures and widget read.
     python -m attncourse.chapters.ch10_efficient_gated_attention.costs          # print the table
     python -m attncourse.chapters.ch10_efficient_gated_attention.costs --write  # and rewrite
                                                                                  # cost_table.py
+    python -m attncourse.chapters.ch10_efficient_gated_attention.costs --stages # rewrite
+                                                                                 # stage_table.py
 
 Setup: one causal forward pass (``torch.no_grad``), B = H = 1, d = 64, float32, one thread (on
 a shared machine a second thread waits for a busy core at every operation, which adds
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import platform
 import resource
 import subprocess
@@ -46,6 +49,7 @@ METHODS = ("plain", "chunked", "linear", "local", "strided", "block")
 SIZED = {"local": "window", "strided": "stride", "block": "block size"}
 D, THREADS = 64, 1
 TABLE_FILE = Path(__file__).with_name("cost_table.py")
+STAGE_FILE = Path(__file__).with_name("stage_table.py")
 MODULE = "attncourse.chapters.ch10_efficient_gated_attention.costs"
 
 
@@ -85,6 +89,42 @@ def crossover(table: dict, fast: str, slow: str, column: int = 0, size: int = 0)
         if all(x < y for x, y in zip(a[index:], b[index:])):
             return n
     return None
+
+
+COLORS = {
+    "plain": "tab:red",
+    "chunked": "tab:orange",
+    "linear": "tab:purple",
+    "local": "tab:green",
+    "strided": "tab:olive",
+    "block": "tab:cyan",
+}
+
+
+def plot_costs(methods, size: int = 64, table: dict | None = None, axes=None):
+    """The measured time and extra peak memory of ``methods`` against n (log-log), the sparse
+    ones with window, stride or block ``size``, with n² dotted for reference; returns the axes."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    table = load_table() if table is None else table
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+    ns = np.array(LENGTHS, dtype=float)
+    for method in methods:
+        sized = size if method in SIZED else 0
+        label = f"{method} ({SIZED[method]} {size})" if sized else method
+        for column, ax in enumerate(axes):
+            values = series(table, method, sized, column)
+            ax.loglog(ns, values, "o-", ms=3, color=COLORS[method], label=label)
+    first = series(table, methods[0], size if methods[0] in SIZED else 0, 0)[-1]
+    axes[0].loglog(ns, first * (ns / ns[-1]) ** 2, "k:", lw=1, label="∝ n²")
+    axes[1].loglog(ns, 4 * ns**2 / 2**20, "k:", lw=1, label="n² float32 numbers")
+    axes[0].set(xlabel="n", ylabel="ms", title="time of one forward pass")
+    axes[1].set(xlabel="n", ylabel="MB", title="extra peak memory")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    return axes
 
 
 def _peak_mb() -> float:
@@ -164,14 +204,64 @@ def write_table(table: dict, path: Path = TABLE_FILE) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def load_stages() -> dict:
+    """The shipped stage times of causal linear attention {n: {stage: ms}} (``--stages``)."""
+    from .stage_table import STAGES
+
+    return {n: dict(stages) for n, stages in STAGES.items()}
+
+
+def write_stages(path: Path = STAGE_FILE, repeats: int = 5) -> dict:
+    """Measure ``linear.causal_linear_stages`` at every length of LENGTHS, each in a fresh
+    process, and write them as a Python module."""
+    stages = {}
+    for n in LENGTHS:
+        code = (
+            "from attncourse.chapters.ch10_efficient_gated_attention.linear import "
+            f"causal_linear_stages as f; import json; print(json.dumps(f({n}, {D}, {repeats})))"
+        )
+        result = subprocess.run(
+            ["/bin/sh", "-c", '"$0" "$@"; exit $?', sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        stages[n] = json.loads(result.stdout)
+        print(n, {k: round(v, 1) for k, v in stages[n].items()}, flush=True)
+    lines = [
+        '"""Measured by ``python -m attncourse.chapters.ch10_efficient_gated_attention.costs',
+        "--stages``: where causal linear attention spends its time, {n: {stage: ms}} (processor",
+        'time, fastest of several runs, one thread; see ``linear.causal_linear_stages``)."""',
+        "",
+        f'MACHINE = "{platform.processor() or platform.machine()}"',
+        f'TORCH = "{torch.__version__}"',
+        f'SETUP = {{"d": {D}, "threads": 1, "dtype": "float32"}}',
+        "STAGES = {",
+    ]
+    for n, row in stages.items():
+        lines.append(f"    {n}: {{")
+        lines += [f'        "{stage}": {ms:.3f},' for stage, ms in row.items()]
+        lines.append("    },")
+    lines.append("}")
+    path.write_text("\n".join(lines) + "\n")
+    return stages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite cost_table.py")
+    parser.add_argument(
+        "--stages", action="store_true", help="measure linear attention's stages only"
+    )
     parser.add_argument("--one", nargs=3, metavar=("METHOD", "N", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         ms, mb = measure_here(args.one[0], int(args.one[1]), int(args.one[2]))
         print(f"{ms:.4f} {mb:.2f}")
+        return
+    if args.stages:
+        write_stages()
+        print(f"wrote {STAGE_FILE}")
         return
     table = measure_table()
     if args.write:

@@ -6,6 +6,7 @@ associative recall beyond its capacity (Schlag et al. 2021) and the copy task, w
 from __future__ import annotations
 
 import math
+import time
 
 import torch
 from torch import nn
@@ -73,6 +74,42 @@ def positive_random_features(x: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 def total_variation(A: torch.Tensor, B: torch.Tensor) -> float:
     """Mean over rows of (1/2) sum_j |A_ij - B_ij|: 0 for equal distributions, 1 for disjoint."""
     return float(0.5 * (A - B).abs().sum(dim=-1).mean())
+
+
+def _fastest_ms(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return 1000 * min(times)
+
+
+@single_thread()
+@torch.no_grad()
+def causal_linear_stages(n: int, d: int = 64, repeats: int = 3, seed: int = 0) -> dict:
+    """Where the time of the package's causal linear attention goes at length ``n`` (one head,
+    d_k = d_v = ``d``, float32, one thread; processor time of the fastest of ``repeats`` runs, in
+    ms): "whole forward" the package's ``linear_attention(q, k, v, causal=True)``, as the cost
+    table measures it; "outer" the n products phi(k_j) v_j^T, (n, d, d); "prefix sum" their
+    cumulative sum over the positions as the package lays them out (positions first, so the sum
+    steps through memory d·d numbers at a time); "read-out" phi(q_i)^T S_i; and "prefix sum,
+    positions last" the same sum on a copy laid out (d, d, n), which reads memory in order."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(n, d, generator=g) for _ in range(3))  # (n, d) each
+    phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)  # (n, d)
+    outer = phi_k.unsqueeze(-1) * v.unsqueeze(-2)  # (n, d, d)
+    states = torch.cumsum(outer, dim=0)  # (n, d, d) prefix sums S_i
+    positions_last = outer.permute(1, 2, 0).contiguous()  # (d, d, n)
+    return {
+        "whole forward": _fastest_ms(lambda: linear_attention(q, k, v, causal=True), repeats),
+        "outer": _fastest_ms(lambda: phi_k.unsqueeze(-1) * v.unsqueeze(-2), repeats),
+        "prefix sum": _fastest_ms(lambda: torch.cumsum(outer, dim=0), repeats),
+        "read-out": _fastest_ms(lambda: (phi_q.unsqueeze(-2) @ states).squeeze(-2), repeats),
+        "prefix sum, positions last": _fastest_ms(
+            lambda: torch.cumsum(positions_last, dim=-1), repeats
+        ),
+    }
 
 
 # ------------------------------------------------------------------ associative recall

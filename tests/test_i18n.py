@@ -1,0 +1,215 @@
+"""The Chinese edition from one source (attncourse.i18n): code cells identical across editions,
+every chapter and check message translated and current, translations that keep the maths, code
+and structure of the English, stale entries marked when the English changes, one glossary."""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attncourse import i18n
+from attncourse.exercises import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LANGS = [code for code in i18n.LANGUAGES if code != "en"]
+
+
+def _read(path):
+    return nbformat.read(path, as_version=4)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_translated_notebook_s_code_cells_are_the_english_ones_byte_for_byte(notebook, lang):
+    english = _read(notebook)
+    translated = i18n.translate(english, notebook, lang)
+    assert len(translated.cells) == len(english.cells)
+    for mine, theirs in zip(translated.cells, english.cells):
+        assert mine.cell_type == theirs.cell_type and mine.metadata == theirs.metadata
+        if mine.cell_type == "code":  # source, outputs, nbgrader metadata: the grader's input
+            assert json.dumps(mine, sort_keys=True) == json.dumps(theirs, sort_keys=True)
+    # the English run (nbval, the answer suites, the grader) therefore covers the translation
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_of_a_chapter_is_translated_and_current(notebook, lang):
+    left = i18n.status(notebook, lang)
+    assert not left["missing"] and not left["stale"], (
+        f"{notebook.stem}: {len(left['missing'])} cells without a {lang} translation, "
+        f"{len(left['stale'])} stale (`python -m attncourse.i18n status {notebook.stem[:2]}`): "
+        + "; ".join(left["missing"][:3] + left["stale"][:3])
+    )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_check_message_is_translated_and_current(lang):
+    left = i18n.messages_status(lang)
+    assert not left["missing"] and not left["stale"], (
+        f"{len(left['missing'])} check messages without a {lang} translation, "
+        f"{len(left['stale'])} stale: " + "; ".join(left["missing"][:3] + left["stale"][:3])
+    )
+
+
+def _catalogues(lang):
+    paths = [i18n.catalogue_path(n, lang) for n in NOTEBOOKS] + [i18n.messages_path(lang)]
+    return [p for p in paths if p.is_file()]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_translation_keeps_the_maths_code_links_and_structure_of_its_english(lang):
+    problems = []
+    for path in _catalogues(lang):
+        for entry in i18n.polib.pofile(str(path)):
+            if entry.msgstr and not entry.obsolete:
+                for problem in i18n.mismatches(entry.msgid, entry.msgstr):
+                    problems.append(f"{path.name}: {entry.msgid.splitlines()[0][:60]}: {problem}")
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_mismatches_names_what_a_translation_changed():
+    english = "## 2. Softmax\nUse `x.exp()` for $e^x$; see [ch. 01](01_a.ipynb).\n| a | b |"
+    assert (
+        i18n.mismatches(
+            english,
+            "## 2. 归一化\n用 `x.exp()` 计算 $e^x$；见 [第 01 章](01_a.ipynb)。\n| 甲 | 乙 |",
+        )
+        == []
+    )
+    found = i18n.mismatches(english, "### 2. 归一化\n用 `exp` 计算 $e^y$。")
+    assert [f.split(" differ")[0] for f in found] == [
+        "maths",
+        "code",
+        "links",
+        "headings",
+        "table rows",
+    ]
+    assert i18n.mismatches("{name} raised", "{name} 出错") == []
+    assert i18n.mismatches("{name} raised", "函数出错") == [
+        "fields differ: missing ['{name}'], extra []"
+    ]
+
+
+@pytest.fixture
+def catalogues(tmp_path, monkeypatch):
+    """The catalogues in a folder of their own, with a two-cell notebook to translate."""
+    monkeypatch.setattr(i18n, "CATALOGUES", tmp_path / "i18n")
+    notebook = tmp_path / "05_demo.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Chapter 05 · Demo\nA mask is a graph."),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("Two layers relay what one cannot reach."),
+    ]
+    nbformat.write(nb, notebook)
+    return notebook
+
+
+def test_update_adds_new_cells_marks_changed_ones_stale_and_retires_removed_ones(catalogues):
+    notebook = catalogues
+    assert i18n.update(notebook, "zh_CN") == {"new": 2, "stale": 0, "obsolete": 0, "kept": 0}
+    po = i18n.load(notebook, "zh_CN")
+    po[0].msgstr, po[1].msgstr = "# 第 05 章 · 演示\n掩码是一张图。", "两层能传递一层够不到的信息。"
+    po.save(str(i18n.catalogue_path(notebook, "zh_CN")))
+    assert i18n.status(notebook, "zh_CN") == {"missing": [], "stale": []}
+
+    nb = _read(notebook)
+    nb.cells[0].source = "# Chapter 05 · Demo\nA mask is a directed graph."  # a changed cell
+    nb.cells[2].source = "Something else entirely, about positional encodings and rotations."
+    nbformat.write(nb, notebook)
+    assert i18n.update(notebook, "zh_CN") == {"new": 1, "stale": 1, "obsolete": 1, "kept": 0}
+    left = i18n.status(notebook, "zh_CN")
+    assert left == {
+        "missing": ["Something else entirely, about positional encodings and rotations."],
+        "stale": ["# Chapter 05 · Demo"],
+    }
+    stale = next(e for e in i18n.load(notebook, "zh_CN") if "fuzzy" in e.flags)
+    assert stale.previous_msgid == "# Chapter 05 · Demo\nA mask is a graph."
+    assert stale.msgstr.startswith("# 第 05 章")  # the old translation kept, for the translator
+    translated = i18n.translate(_read(notebook), notebook, "zh_CN")
+    assert translated.cells[0].source == nb.cells[0].source  # stale: shown in English
+    assert translated.cells[1].source == "x = 1"
+
+
+def test_an_unknown_language_is_refused_with_the_ones_there_are(catalogues):
+    with pytest.raises(ValueError, match="unknown language 'fr'.*zh_CN"):
+        i18n.load(catalogues, "fr")
+
+
+def test_the_checks_speak_the_learner_s_language(monkeypatch):
+    from attncourse.exercises.ch01 import WRONG_AXIS, check_softmax
+
+    mistake = WRONG_AXIS  # a named mistake of the softmax check
+    assert mistake in i18n.check_messages()
+    translations = {mistake: "在错误的维度上求和", engine.WRONG: "{name}：{problem}\n  （{where}）"}
+    monkeypatch.setattr(i18n, "_messages", lambda lang: translations)
+    monkeypatch.setenv("ATTNCOURSE_LANG", "zh_CN")
+
+    def wrong_axis(scores):  # a softmax over the first dimension
+        e = (scores - scores.amax(dim=0, keepdim=True)).exp()
+        return e / e.sum(dim=0, keepdim=True)
+
+    with pytest.raises(AssertionError) as info:
+        check_softmax(wrong_axis)
+    assert str(info.value).startswith("wrong_axis：在错误的维度上求和")
+    monkeypatch.setenv("ATTNCOURSE_LANG", "en")
+    with pytest.raises(AssertionError, match=re.escape(f"wrong_axis: {WRONG_AXIS}")):
+        check_softmax(wrong_axis)
+
+
+# ---------------------------------------------------------------------------- the glossary
+
+
+def test_the_glossary_gives_each_term_one_translation():
+    lines = [
+        line.split("\t")
+        for line in i18n.GLOSSARY.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    english = [e for e, _ in lines]
+    assert len(english) == len(set(english)), [e for e in english if english.count(e) > 1]
+    assert all(c.strip() for _, c in lines)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_chapter_s_glossary_lines_come_from_the_glossary(notebook):
+    terms = i18n.glossary()
+    for english, chinese in i18n.glossary_lines(_read(notebook)):
+        assert terms.get(english) == chinese, (
+            f"{notebook.stem}: {english} {chinese}, but the glossary says {terms.get(english)}"
+        )
+
+
+_TERM_LINE = re.compile(r"\*\*术语\*\*\s*·(.+)")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_translated_glossary_line_uses_the_glossary_s_terms(notebook):
+    """``> **术语** · 加权平均 weighted average · ...``: each Chinese term is the glossary's."""
+    terms = i18n.glossary()
+    translated = i18n.translate(_read(notebook), notebook, "zh_CN")
+    found = 0
+    for cell in translated.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for block in cell.source.split("\n\n"):
+            text = " ".join(line.removeprefix(">").strip() for line in block.splitlines())
+            match = _TERM_LINE.search(text)
+            if not match:
+                continue
+            for item in match.group(1).split(" · "):
+                item = item.split(" (")[0].split("（")[0].strip()
+                english = re.sub(r"^[^A-Za-z]*", "", item).strip()
+                chinese = item[: len(item) - len(english)].strip() if english else item
+                if english in terms:
+                    found += 1
+                    assert chinese == terms[english], (
+                        f"{notebook.stem}: {english} is {chinese} here, {terms[english]} in the "
+                        "glossary"
+                    )
+    english_terms = i18n.glossary_lines(_read(notebook))
+    if english_terms and not i18n.status(notebook, "zh_CN")["missing"]:
+        assert found >= len(english_terms) // 2, f"{notebook.stem}: glossary lines not translated"
