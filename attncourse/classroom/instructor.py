@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 from .notebooks import DEFAULT_SOURCE, UsageError, check_source, find_notebooks, read_notebook
@@ -44,6 +45,7 @@ def nbgrader_config(root: Path, course_id: str, exchange: Path) -> str:
 
 
 def _exchange_problem(exchange: Path) -> str | None:
+    """Why nbgrader could not use ``exchange`` at all, or None."""
     if not exchange.is_absolute():
         return f"--exchange {exchange}: give an absolute path (every user's server reads it)"
     if not exchange.is_dir():
@@ -51,14 +53,22 @@ def _exchange_problem(exchange: Path) -> str | None:
             f"nbgrader's exchange {exchange} does not exist: as root, make it writable by every "
             f"user: mkdir -p {exchange} && chmod 0777 {exchange}"
         )
-    mode = exchange.stat().st_mode
-    if mode & 0o777 != 0o777:
-        return (
-            f"nbgrader's exchange {exchange} is not writable by every user (mode "
-            f"{mode & 0o7777:o}): students could not fetch or submit; as root: "
-            f"chmod 0777 {exchange}"
-        )
+    if not os.access(exchange, os.W_OK | os.X_OK):
+        return f"nbgrader's exchange {exchange}: you cannot write to it, so nothing can be released"
     return None
+
+
+def _exchange_warning(exchange: Path) -> str | None:
+    """Why students might not reach ``exchange``, or None."""
+    mode = exchange.stat().st_mode & 0o7777
+    if mode & 0o777 == 0o777:
+        return None
+    return (
+        f"warning: nbgrader's exchange {exchange} is not writable by every user (mode {mode:o}): "
+        "where each student is a user of their own (a hub on one machine), they cannot fetch "
+        f"or submit; as root: chmod 0777 {exchange} (where every server runs as one user, as on "
+        "Kubernetes, it does not matter)"
+    )
 
 
 def make_course(
@@ -80,6 +90,9 @@ def make_course(
     problem = _exchange_problem(Path(exchange))
     if problem:
         raise UsageError(problem)
+    warning = _exchange_warning(Path(exchange))
+    if warning:
+        print(f"attncourse course: {warning}", file=sys.stderr)
     notebooks = find_notebooks(notebooks, source)
     for notebook in notebooks:
         if not re.fullmatch(r"\d\d_.+\.ipynb", notebook.name):

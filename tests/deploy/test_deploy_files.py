@@ -147,3 +147,10 @@ def test_the_batch_jobs_agree_on_the_shards_and_the_assignment():
     }
     volumes = yaml.safe_load_all((DEPLOY / "z2jh" / "volumes.yaml").read_text())
     assert claims <= {v["metadata"]["name"] for v in volumes}
+    # the Jobs run the instructors' image (the instructor notebooks, bubblewrap), as their servers
+    hook = _values()["hub"]["extraConfig"]["attncourse-roles"]
+    instructor_image = re.search(r'instructor_image = "([^"]+)"', hook).group(1)
+    for doc in (job, merge):
+        assert doc["spec"]["template"]["spec"]["containers"][0]["image"] == instructor_image
+    assert _values()["singleuser"]["image"]["name"] not in instructor_image
+    assert "FROM course AS instructor" in (DEPLOY / "Dockerfile").read_text()
