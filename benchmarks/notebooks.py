@@ -7,7 +7,8 @@
 
 Notebooks: executed in memory with nbclient (nothing is written back), in a fresh kernel each,
 with the notebook's own first cell setting 2 threads; the time is the wall time from kernel
-start to the last cell. Budget 60 s each on the 2-core reference machine.
+start to the last cell. Budget 60 s each on the 2-core reference machine. The kernel's peak
+resident memory (VmHWM, Linux) is what sizes a student's server (deploy/z2jh/values.yaml).
 
 Widgets: the plain update function behind each widget (compute + redraw + encoding the image)
 on the Agg backend, timed over many slider positions after one warm-up call; median and 95th
@@ -31,21 +32,40 @@ WIDGET_BUDGET_MS = 100.0
 THREADS = 2
 
 
-def time_notebook(path: Path, timeout: int = 600) -> float:
-    """Wall time of executing ``path`` top to bottom in a fresh kernel (seconds)."""
+def _peak_mb(pid: int) -> float:
+    """The peak resident memory of process ``pid`` so far (Linux's VmHWM), in MB; 0 elsewhere."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    kb = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return int(kb) / 1024
+
+
+def time_notebook(path: Path, timeout: int = 600) -> tuple[float, float]:
+    """Wall time of executing ``path`` top to bottom in a fresh kernel (seconds), and the
+    kernel's peak resident memory (MB: what a student's server needs for this chapter)."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
+    peak = [0.0]
+
+    def record(**_):
+        process = getattr(client.km.provisioner, "process", None)
+        if process is not None:
+            peak[0] = max(peak[0], _peak_mb(process.pid))
+
     client = NotebookClient(
         nb,
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        on_cell_executed=record,
     )
     start = time.perf_counter()
     client.execute()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, peak[0]
 
 
 def percentile(values, q):
@@ -349,12 +369,12 @@ def main() -> int:
         paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
         if args.prefixes:
             paths = [p for p in paths if any(p.name.startswith(x) for x in args.prefixes)]
-        widths = (40, 10, 10, 7)
-        print(line("notebook", "time (s)", "budget", "", widths=widths))
+        widths = (40, 10, 10, 7, 14)
+        print(line("notebook", "time (s)", "budget", "", "kernel peak MB", widths=widths))
         if md:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
         for path in paths:
-            seconds = time_notebook(path)
+            seconds, peak_mb = time_notebook(path)
             ok = seconds <= NOTEBOOK_BUDGET_S
             over += [] if ok else [path.name]
             print(
@@ -363,6 +383,7 @@ def main() -> int:
                     f"{seconds:.1f}",
                     f"{NOTEBOOK_BUDGET_S:.0f}",
                     "ok" if ok else "OVER",
+                    f"{peak_mb:.0f}",
                     widths=widths,
                 ),
                 flush=True,

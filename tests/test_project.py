@@ -60,7 +60,7 @@ def test_the_base_install_is_what_a_learner_needs():
     assert {_name(r) for r in extras["classroom"]} == {"nbgrader"}
     assert "voila" in {_name(r) for r in extras["lecture"]}
     assert "sphinx" in {_name(r) for r in extras["site"]}
-    assert "attncourse[lecture,site,classroom]" in extras["test"]  # tests cover every part
+    assert "attncourse[lecture,site,classroom,hub]" in extras["test"]  # tests cover every part
 
 
 def test_constraints_hold_every_dependency_and_not_the_project():
@@ -109,6 +109,7 @@ LINTED = [
     "tests",
     "benchmarks",
     "scripts",
+    "deploy",
     "setup.py",
     *sorted(map(str, ROOT.glob("notebooks/*.py"))),
 ]

@@ -1,9 +1,14 @@
 """The ``attncourse`` command: release student copies, grade submissions, start the course.
 
     attncourse release [NOTEBOOK ...] --out DIR [--force] [--source DIR] [--lang LANG]
+    attncourse course [NOTEBOOK ...] --out DIR [--course-id ID] [--exchange DIR] [--force]
+                      [--source DIR]
     attncourse grade SUBMISSION ... [-j N] [--csv FILE] [--csv-format {attncourse,nbgrader}]
                      [--json FILE] [--feedback DIR] [--timeout SECONDS]
                      [--notebook-timeout SECONDS] [--memory MB] [--source DIR] [--no-sandbox]
+                     [--shard K/N]
+    attncourse merge SHARD.json ... [--csv FILE] [--csv-format {attncourse,nbgrader}]
+                     [--json FILE] [--feedback DIR]
     attncourse progress [NN ...] [--workspace DIR] [--source DIR]
     attncourse start [--workspace DIR] [--source DIR] [--no-browser] [--port N] [--ip ADDRESS]
                      [--instructor] [--dry-run] [--lang LANG] [JUPYTER LAB OPTIONS ...]
@@ -40,11 +45,14 @@ def _add_lang(p, what: str) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     from .course import DEFAULT_TIMEOUT
+    from .instructor import DEFAULT_COURSE_ID, DEFAULT_EXCHANGE
     from .notebooks import DEFAULT_SOURCE
 
     parser = argparse.ArgumentParser(prog="attncourse", description=DESCRIPTION)
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{release,grade,progress,start,site,present}"
+        dest="command",
+        required=True,
+        metavar="{release,course,grade,merge,progress,start,site,present}",
     )
     source_help = f"folder of the instructor notebooks (default: {DEFAULT_SOURCE})"
 
@@ -56,12 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         "A notebook the learner changed since it was released is never overwritten, "
         "unless --force is given (the old file is then backed up).",
     )
-    p.add_argument(
-        "notebooks",
-        nargs="*",
-        metavar="NOTEBOOK",
-        help="instructor notebooks (default: all NN_*.ipynb)",
-    )
+    _notebooks_option(p)
     p.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="where to write the student copies"
     )
@@ -70,6 +73,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
     _add_lang(p, "to release")
+
+    p = sub.add_parser(
+        "course",
+        help="make an instructor's nbgrader course directory (JupyterHub and nbgrader's exchange)",
+        description="Make (or bring up to date) an nbgrader course directory: nbgrader_config.py "
+        "(the folder, the course id, nbgrader's exchange) and source/chNN/NN_name.ipynb, one "
+        "assignment per chapter. Then, inside it: nbgrader generate_assignment chNN, nbgrader "
+        "release_assignment chNN, nbgrader collect chNN, attncourse grade "
+        "submitted/*/chNN/*.ipynb. A file you changed is kept unless --force is given.",
+    )
+    _notebooks_option(p)
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="the course directory (e.g. ~/course)",
+    )
+    p.add_argument(
+        "--course-id",
+        default=DEFAULT_COURSE_ID,
+        metavar="ID",
+        help="nbgrader's course id, the same in every user's settings "
+        f"(default {DEFAULT_COURSE_ID})",
+    )
+    p.add_argument(
+        "--exchange",
+        type=Path,
+        default=DEFAULT_EXCHANGE,
+        metavar="DIR",
+        help=f"nbgrader's exchange, writable by every user (default {DEFAULT_EXCHANGE})",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite files you have changed")
+    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, metavar="DIR", help=source_help)
 
     p = sub.add_parser(
         "grade",
@@ -86,26 +123,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="submissions graded at once (default: cores)"
-    )
-    p.add_argument(
-        "--csv",
-        type=Path,
-        metavar="FILE",
-        help="a gradebook: one row per student and assignment, one column per exercise",
-    )
-    p.add_argument(
-        "--csv-format",
-        choices=("attncourse", "nbgrader"),
-        default="attncourse",
-        help="attncourse: student, assignment, exercises, total, max_points, percentage; "
-        "nbgrader: the columns of `nbgrader export` (default: attncourse)",
-    )
-    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
-    p.add_argument(
-        "--feedback",
-        type=Path,
-        metavar="DIR",
-        help="write an HTML report per submission: DIR/STUDENT/ASSIGNMENT/NOTEBOOK.html",
     )
     p.add_argument(
         "--timeout",
@@ -135,6 +152,24 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run submissions without bubblewrap: UNSAFE, only for work you trust",
     )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only shard K of N (K from 0 to N-1): of the batch's students sorted by id, "
+        "every N-th from the K-th; give every shard the same submissions, write --json, and "
+        "join the shards with attncourse merge",
+    )
+    _report_options(p)
+
+    p = sub.add_parser(
+        "merge",
+        help="join the JSON of a class graded in shards (grade --shard K/N)",
+        description="Join the JSON files of every shard of one batch (attncourse grade --shard "
+        "K/N --json FILE) into what grading the batch whole writes: the same CSV, JSON and "
+        "feedback reports, in the same order. Every shard must be there exactly once.",
+    )
+    p.add_argument("shards", nargs="+", metavar="SHARD.json", help="the shards' JSON files")
+    _report_options(p)
 
     p = sub.add_parser(
         "progress",
@@ -254,6 +289,53 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _notebooks_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "notebooks",
+        nargs="*",
+        metavar="NOTEBOOK",
+        help="instructor notebooks (default: all NN_*.ipynb)",
+    )
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    """What ``grade`` and ``merge`` write."""
+    p.add_argument(
+        "--csv",
+        type=Path,
+        metavar="FILE",
+        help="a gradebook: one row per student and assignment, one column per exercise",
+    )
+    p.add_argument(
+        "--csv-format",
+        choices=("attncourse", "nbgrader"),
+        default="attncourse",
+        help="attncourse: student, assignment, exercises, total, max_points, percentage; "
+        "nbgrader: the columns of `nbgrader export` (default: attncourse)",
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    p.add_argument(
+        "--feedback",
+        type=Path,
+        metavar="DIR",
+        help="write an HTML report per submission: DIR/STUDENT/ASSIGNMENT/NOTEBOOK.html",
+    )
+
+
+def _report(args, results, timeout, shard=None) -> None:
+    """Write what ``grade`` or ``merge`` was asked to write."""
+    from . import feedback
+    from .grade import write_csv, write_json
+
+    if args.json is not None:
+        write_json(results, args.json, timeout, shard)
+    if args.csv is not None:
+        write_csv(results, args.csv, args.csv_format)
+    if args.feedback is not None:
+        written = feedback.write(results, args.feedback)
+        print(f"wrote {len(written)} feedback reports under {args.feedback}")
+
+
 def _writable(option: str, path: Path | None) -> None:
     from .notebooks import UsageError
 
@@ -283,13 +365,29 @@ def main(argv=None) -> int:
                     for n in args.notebooks
                 ]
                 release(notebooks, args.out, force=args.force, source=source)
+        elif args.command == "course":
+            from .instructor import make_course
+
+            make_course(
+                args.out,
+                args.notebooks,
+                course_id=args.course_id,
+                exchange=args.exchange,
+                source=args.source,
+                force=args.force,
+            )
         elif args.command == "grade":
-            from . import feedback
-            from .grade import grade, write_csv, write_json
+            from .grade import Shard, grade
             from .sandbox import Limits
 
             for option, path in (("--json", args.json), ("--csv", args.csv)):
                 _writable(option, path)
+            shard = None if args.shard is None else Shard.parse(args.shard)
+            if shard is not None and args.json is None:
+                raise UsageError(
+                    f"--shard {args.shard} needs --json FILE: attncourse merge joins the "
+                    "shards' JSON files"
+                )
             if args.memory < 512:
                 raise UsageError(f"--memory must be at least 512 MB, got {args.memory}")
             if args.no_sandbox:
@@ -306,14 +404,17 @@ def main(argv=None) -> int:
                 jobs=args.jobs,
                 sandbox=not args.no_sandbox,
                 limits=Limits(memory_mb=args.memory),
+                shard=shard,
             )
-            if args.json is not None:
-                write_json(results, args.json, args.timeout)
-            if args.csv is not None:
-                write_csv(results, args.csv, args.csv_format)
-            if args.feedback is not None:
-                written = feedback.write(results, args.feedback)
-                print(f"wrote {len(written)} feedback reports under {args.feedback}")
+            _report(args, results, args.timeout, shard)
+        elif args.command == "merge":
+            from .grade import merge
+
+            for option, path in (("--json", args.json), ("--csv", args.csv)):
+                _writable(option, path)
+            results, timeout = merge(args.shards)
+            _report(args, results, timeout)
+            print(f"merged {len(args.shards)} shards: {len(results)} submissions")
         elif args.command == "progress":
             from .progress import progress
 

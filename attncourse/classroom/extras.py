@@ -22,6 +22,7 @@ COMMANDS = {
     "site": "site",
     "release": "classroom",
     "grade": "classroom",
+    "merge": "classroom",
     "progress": "classroom",
 }
 WHAT = {

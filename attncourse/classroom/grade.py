@@ -33,6 +33,8 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import difflib
+import hashlib
+import json
 import os
 import queue
 import re
@@ -40,6 +42,7 @@ import secrets
 import stat
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import assignment as assignments
@@ -170,6 +173,68 @@ def _timestamp(folder: Path) -> str:
     return text if _TIMESTAMP.fullmatch(text) else ""
 
 
+# ------------------------------------------------------------------------------- shards
+
+
+@dataclass
+class Shard:
+    """Shard ``index`` of ``count`` (``--shard K/N``, K counted from 0 as a Kubernetes Indexed
+    Job's ``JOB_COMPLETION_INDEX`` and a Slurm array ``--array=0-(N-1)`` count): of the batch's
+    students sorted by id, every N-th from the K-th. ``grade`` fills in the rest, which
+    ``merge`` checks: the batch it was cut from and where each result stands in the whole."""
+
+    index: int
+    count: int
+    batch: str = ""  # digest of the whole batch: every submission's identity, in the order given
+    submissions: int = 0  # in the whole batch
+    students: int = 0  # in the whole batch
+    positions: list[int] = field(default_factory=list)  # each result's place in the whole batch
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+        if not match:
+            raise UsageError(
+                f"--shard {text}: expected K/N, shard K of N counted from 0 (0/3, 1/3 and 2/3 "
+                "grade a class in three parts)"
+            )
+        index, count = int(match[1]), int(match[2])
+        if count < 1:
+            raise UsageError(f"--shard {text}: N, the number of shards, must be at least 1")
+        if index >= count:
+            raise UsageError(
+                f"--shard {text}: K counts from 0 to N-1, so the shards of {count} are "
+                f"0/{count} to {count - 1}/{count}"
+            )
+        return cls(index, count)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def as_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "count": self.count,
+            "batch": self.batch,
+            "submissions": self.submissions,
+            "students": self.students,
+            "positions": self.positions,
+        }
+
+
+def _cut(tasks: list[dict], shard: Shard) -> list[dict]:
+    """The tasks of ``shard`` (every task of its students), in the order given; ``shard`` is
+    filled in with the batch's digest and each task's place in the whole."""
+    identities = [[t["student"], t["assignment"], t["notebook"]] for t in tasks]
+    batch = json.dumps(identities, ensure_ascii=True).encode()  # every id exactly, escaped
+    students = sorted({t["student"] for t in tasks})
+    mine = set(students[shard.index :: shard.count])
+    shard.batch = hashlib.sha256(batch).hexdigest()
+    shard.submissions, shard.students = len(tasks), len(students)
+    shard.positions = [i for i, t in enumerate(tasks) if t["student"] in mine]
+    return [tasks[i] for i in shard.positions]
+
+
 # ------------------------------------------------------------------------------- grading
 
 
@@ -249,9 +314,12 @@ def grade(
     limits: Limits = Limits(),
     progress: bool | None = None,
     echo=print,
+    shard: Shard | None = None,
 ) -> list[Graded]:
     """Grade each submission against the instructor notebook of the same file name, ``jobs`` at
-    a time (default: one per CPU core); results in the order given (one per distinct path)."""
+    a time (default: one per CPU core); results in the order given (one per distinct path).
+    With ``shard``, only the submissions of its students (``Shard``); the batch is checked whole
+    all the same, so every shard stops on an instructor's mistake as a whole run does."""
     if not submissions:
         raise UsageError("no submissions given")
     if timeout <= 0:
@@ -317,6 +385,20 @@ def grade(
                 f"{clean(tasks[0]['path'], 300)}: {tasks[0]['problem']}; check --source"
             )
         raise UsageError(f"{tasks[0]['path']}: nothing to grade: {tasks[0]['problem']}")
+    hidden = [Path(source), *instructor.values()]
+    for task in tasks:  # the sandbox sees no submission of the batch, wherever they are kept
+        hidden += [task["folder"], _absolute(task["path"])]
+        if SUBMITTED in task["folder"].parts:
+            hidden.append(task["folder"].parent)
+    if shard is not None:
+        tasks = _cut(tasks, shard)
+        print(
+            f"attncourse grade: shard {shard}: {len(tasks)} of the batch's {shard.submissions} "
+            f"submissions ({len({t['student'] for t in tasks})} of {shard.students} students)",
+            file=sys.stderr,
+        )
+        if not tasks:
+            return []
     if sandbox:
         try:
             check_sandbox()
@@ -331,11 +413,6 @@ def grade(
     needed = sorted({t["notebook"] for t in tasks if t["notebook"] in known})
     prepared = prepare({name: instructor[name] for name in needed})
     seeds = {name: hidden_seeds(prepared[name][0]) for name in prepared}
-    hidden = [Path(source), *instructor.values()]
-    for task in tasks:  # the sandbox sees no submission, wherever they are kept
-        hidden += [task["folder"], _absolute(task["path"])]
-        if SUBMITTED in task["folder"].parts:
-            hidden.append(task["folder"].parent)
     for task in tasks:
         if task["problem"] is None and task["folder"] != _absolute(task["path"]).parent:
             task["timestamp"] = _timestamp(_absolute(task["path"]).parent)
@@ -408,10 +485,107 @@ def format_result(result: Graded) -> str:
     return "\n".join(lines)
 
 
-def write_json(results: list[Graded], path: Path, timeout) -> None:
-    """Everything, with student ids exactly as given (invisible characters escaped)."""
+def write_json(results: list[Graded], path: Path, timeout, shard: Shard | None = None) -> None:
+    """Everything, with student ids exactly as given (invisible characters escaped); a shard's
+    JSON also says which shard it is and of what batch (what ``merge`` reads)."""
     data = {"timeout": timeout, "submissions": [r.as_dict() for r in results]}
+    if shard is not None:
+        data["shard"] = shard.as_dict()
     Path(path).write_text(json_text(data), encoding="utf-8")
+
+
+def _read_json(path: Path) -> dict:
+    """What ``write_json`` wrote, checked enough to be merged."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, ValueError) as error:
+        raise UsageError(f"{path}: not the JSON of attncourse grade ({error})") from None
+    try:
+        data["results"] = [Graded.from_dict(d) for d in data["submissions"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise UsageError(
+            f"{path}: not the JSON of attncourse grade (no submission list it can read: "
+            f"{type(error).__name__}: {error})"
+        ) from None
+    return data
+
+
+def read_results(path: Path) -> list[Graded]:
+    """The results in a JSON file that ``write_json`` wrote."""
+    return _read_json(path)["results"]
+
+
+def merge(paths) -> tuple[list[Graded], float]:
+    """(results, timeout) of a batch graded in shards: the shards' JSON files joined, in the
+    order a whole run gives. Every shard of one batch must be there exactly once."""
+    if not paths:
+        raise UsageError("no shards given: name the JSON file of every shard")
+    shards = {}
+    first = None
+    for path in map(Path, paths):
+        data = _read_json(path)
+        info = data.get("shard")
+        if not isinstance(info, dict):
+            raise UsageError(
+                f"{path}: graded whole, not as a shard (attncourse grade --shard K/N): "
+                "there is nothing to merge it with"
+            )
+        try:
+            shard = Shard(**info)
+        except TypeError as error:
+            raise UsageError(f"{path}: its shard is not one grade wrote ({error})") from None
+        if len(shard.positions) != len(data["results"]):
+            raise UsageError(
+                f"{path}: shard {shard} lists {len(shard.positions)} places for "
+                f"{len(data['results'])} results: the file was changed"
+            )
+        if first is None:
+            first = (path, shard, data["timeout"])
+        elif shard.count != first[1].count:
+            raise UsageError(
+                f"{first[0]} is shard {first[1]} but {path} is shard {shard}: the shards of one "
+                "batch share N"
+            )
+        elif shard.batch != first[1].batch:
+            raise UsageError(
+                f"{first[0]} (shard {first[1]}) and {path} (shard {shard}) were cut from "
+                "different batches (not the same submissions): give every shard the same "
+                "submissions"
+            )
+        elif data["timeout"] != first[2]:
+            raise UsageError(
+                f"{first[0]} was graded with --timeout {first[2]} and {path} with "
+                f"{data['timeout']}: grade every shard alike"
+            )
+        if shard.index in shards:
+            raise UsageError(f"shard {shard} is given twice: {shards[shard.index][0]} and {path}")
+        shards[shard.index] = (path, shard, data["results"])
+    count = first[1].count
+    missing = [f"{k}/{count}" for k in range(count) if k not in shards]
+    if missing:
+        raise UsageError(
+            f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} of this batch "
+            f"{'are' if len(missing) > 1 else 'is'} missing: grade "
+            f"{'them' if len(missing) > 1 else 'it'} with --shard and merge every shard"
+        )
+    placed: dict[int, tuple[Path, Graded]] = {}
+    for path, shard, results in shards.values():
+        for position, result in zip(shard.positions, results):
+            if position in placed:
+                raise UsageError(
+                    f"{path}: shard {shard} overlaps {placed[position][0]}: both hold "
+                    f"{clean(result.submission, 300)}"
+                )
+            if not 0 <= position < shard.submissions:
+                raise UsageError(f"{path}: shard {shard} places a result outside its batch")
+            placed[position] = (path, result)
+    if len(placed) != first[1].submissions:
+        raise UsageError(
+            f"the shards hold {len(placed)} of the batch's {first[1].submissions} submissions"
+        )
+    return [placed[p][1] for p in sorted(placed)], first[2]
 
 
 def gradebook(results: list[Graded]) -> list[dict]:

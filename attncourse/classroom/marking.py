@@ -74,6 +74,13 @@ class Graded:
         d.update(points=self.points, max_points=self.max_points, seconds=round(self.seconds, 1))
         return d
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Graded:
+        """The result ``as_dict`` wrote (its derived totals are recomputed, not read)."""
+        data = {k: v for k, v in data.items() if k not in ("points", "max_points")}
+        exercises = [Mark(**e) for e in data.pop("exercises")]
+        return cls(exercises=exercises, **data)
+
 
 def _defined_functions(source: str) -> set[str]:
     try:

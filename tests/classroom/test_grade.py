@@ -8,11 +8,19 @@ Grading runs each submission in a bubblewrap sandbox; without one these tests sk
 
 import csv
 import json
-import os
 import shutil
 
 import pytest
-from classroom_helpers import ALL, CHAPTERS, FIXTURE, FIXTURES, cli, has_graded_cells, read
+from classroom_helpers import (
+    ALL,
+    CHAPTERS,
+    FIXTURE,
+    FIXTURES,
+    cli,
+    has_graded_cells,
+    read,
+    sandbox_or_skip,
+)
 
 from attncourse.classroom import sandbox
 from attncourse.classroom.grade import grade, identity, student_of
@@ -20,19 +28,10 @@ from attncourse.classroom.grade import grade, identity, student_of
 GRADED = [p for p in ALL if has_graded_cells(p)]
 
 
-def _sandbox_or_skip():
-    try:
-        sandbox.check_sandbox()
-    except sandbox.SandboxUnavailable as error:
-        if os.environ.get("CI") == "true":
-            raise AssertionError(f"CI must grade in a sandbox: {error}") from None
-        pytest.skip(f"no bubblewrap sandbox here ({error}); install the package bubblewrap")
-
-
 @pytest.fixture(scope="module")
 def class_results(released, tmp_path_factory):
     """Every graded notebook twice: the instructor's copy (alice) and a fresh release (bob)."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     root = tmp_path_factory.mktemp("class")
     paths = []
     for notebook in GRADED:
@@ -82,7 +81,7 @@ def test_the_student_is_named_by_the_submission_s_folder(tmp_path):
 
 
 def test_csv_json_and_feedback_reports(released, tmp_path):
-    _sandbox_or_skip()
+    sandbox_or_skip()
     for student, source in (("ann", FIXTURE), ("ben", released[FIXTURE.name])):
         (tmp_path / student).mkdir()
         shutil.copyfile(source, tmp_path / student / FIXTURE.name)

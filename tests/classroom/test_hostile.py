@@ -28,33 +28,26 @@ from pathlib import Path
 
 import pytest
 import torch
-from classroom_helpers import FIXTURE, FIXTURES, ROOT
+from classroom_helpers import (
+    AVERAGE,
+    FIXTURE,
+    FIXTURES,
+    HONEST_AVERAGE,
+    HONEST_SOFTMAX,
+    ROOT,
+    SOFTMAX,
+    sandbox_or_skip,
+    with_answers,
+)
 
 from attncourse.classroom import cgroup, sandbox
 from attncourse.classroom.cli import _parser
-from attncourse.classroom.grade import format_result, write_csv
-from attncourse.classroom.marking import Graded, Mark
+from attncourse.classroom.grade import format_result, read_results, write_csv
+from attncourse.classroom.marking import Graded
 from attncourse.classroom.notebooks import DEFAULT_SOURCE
 from attncourse.exercises import ch01, scan
 
-SOFTMAX = "stable_softmax"
-AVERAGE = "weighted_average"
-HONEST_AVERAGE = "def weighted_average(weights, values):\n    return weights @ values\n"
-HONEST_SOFTMAX = (
-    "def stable_softmax(scores):\n"
-    "    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))\n"
-    "    return e / e.sum(dim=-1, keepdim=True)\n"
-)
 TIMEOUT = 15  # seconds a cell or call may take here
-
-
-def _sandbox_or_skip():
-    try:
-        sandbox.check_sandbox()
-    except sandbox.SandboxUnavailable as error:
-        if os.environ.get("CI") == "true":
-            raise AssertionError(f"CI must test the sandbox: {error}") from None
-        pytest.skip(f"no bubblewrap sandbox here ({error}); install the package bubblewrap")
 
 
 _GRADE = """
@@ -73,12 +66,6 @@ results = grade(
 )
 print("RESULTS " + json.dumps([r.as_dict() for r in results]))
 """
-
-
-def _graded(data: dict) -> Graded:
-    data = {k: v for k, v in data.items() if k not in ("points", "max_points")}
-    exercises = [Mark(**e) for e in data.pop("exercises")]
-    return Graded(exercises=exercises, **data)
 
 
 def _grade(paths, *, limit, source=FIXTURES, timeout=TIMEOUT, budget=None, read=True,
@@ -102,7 +89,7 @@ def _grade(paths, *, limit, source=FIXTURES, timeout=TIMEOUT, budget=None, read=
         pytest.fail(f"grading did not finish within {limit} s: a submission hung the grader")
     assert process.returncode == 0, err[-3000:]
     line = next(line for line in out.splitlines() if line.startswith("RESULTS "))
-    return [_graded(d) for d in json.loads(line[len("RESULTS ") :])]
+    return [Graded.from_dict(d) for d in json.loads(line[len("RESULTS ") :])]
 
 
 def _tree_hash(folder: Path) -> str:
@@ -147,19 +134,8 @@ def _sandbox_processes() -> list[int]:
 
 
 def _submission(release: Path, folder: Path, answers=None, edit=None) -> Path:
-    """A copy of the release with ``answers`` {grade id: source} put in, then ``edit(cells)``."""
-    nb = json.loads(release.read_text())
-    answers = {AVERAGE: HONEST_AVERAGE, **(answers or {})}
-    for cell in nb["cells"]:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell["source"] = answers[grade_id]
-    if edit is not None:
-        edit(nb["cells"])
-    folder.mkdir(parents=True)
-    path = folder / FIXTURE.name
-    path.write_text(json.dumps(nb) if isinstance(nb, dict) else nb)
-    return path
+    """A copy of the release with an honest answer to exercise 2 and ``answers`` put in."""
+    return with_answers(release, folder, {AVERAGE: HONEST_AVERAGE, **(answers or {})}, edit)
 
 
 def _cell(cells, grade_id):
@@ -451,7 +427,7 @@ def _structure_attacks(release: Path):
 @pytest.fixture(scope="module")
 def graded(released, tmp_path_factory):
     """{name: (result, the expected points of exercise 1, what its note must say)}."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     release = released[FIXTURE.name]
     root = tmp_path_factory.mktemp("hostile")
     package = ROOT / "attncourse" / "__init__.py"  # what the "writes into the package" attack edits
@@ -780,7 +756,7 @@ def _nbgrader_batch(root: Path, release: Path):
 
 @pytest.fixture(scope="module")
 def nbgrader_layout(released, tmp_path_factory):
-    _sandbox_or_skip()
+    sandbox_or_skip()
     root = tmp_path_factory.mktemp("class")
     students, paths, extra = _nbgrader_batch(root, released[FIXTURE.name])
     out = root / "out"
@@ -865,7 +841,7 @@ def test_the_nbgrader_export_columns_for_an_lms(nbgrader_layout, tmp_path):
     _, _, _, out, _ = nbgrader_layout
     args = _parser().parse_args(["grade", "x.ipynb", "--csv-format", "nbgrader"])
     assert args.csv_format == "nbgrader"
-    results = [_graded(d) for d in json.loads((out / "grades.json").read_text())["submissions"]]
+    results = read_results(out / "grades.json")
     write_csv(results, tmp_path / "nbgrader.csv", "nbgrader")
     rows = list(csv.DictReader((tmp_path / "nbgrader.csv").open(encoding="utf-8")))
     assert list(rows[0]) == [
@@ -941,7 +917,7 @@ def test_an_instructor_s_own_mistake_still_stops_at_once(released, tmp_path):
 def test_a_student_s_own_odd_copies_cost_only_that_student(released, tmp_path):
     """A hard link to the instructor notebook, and two copies of one notebook inside one
     student's folder: each is that student's 0 with the reason; the class is graded."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     source = tmp_path / "source"
     shutil.copytree(FIXTURES, source)
     class_ = tmp_path / "submitted"
@@ -990,7 +966,7 @@ SPILL = {  # attacks on the grader itself, each beside an honest classmate
 
 
 def test_no_submission_can_stall_the_grader_or_change_a_classmate_s_result(released, tmp_path):
-    _sandbox_or_skip()
+    sandbox_or_skip()
     release = released[FIXTURE.name]
     paths = [
         _submission(release, tmp_path / name, {SOFTMAX: source}) for name, source in SPILL.items()
@@ -1010,7 +986,7 @@ def test_the_notebook_s_clock_holds_through_the_replay_after_a_hang(released, tm
     """The answer cell takes 6 s (within the 9 s a cell may take) and its function hangs: after
     the hang the sandbox restarts and replays the cell, and the notebook's 20 s run out in the
     replay, not after it (fresh timeouts for the replay made it about 25 s)."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     slow = "import time\ntime.sleep(6)\n\ndef stable_softmax(s):\n    while True:\n        pass\n"
     path = _submission(released[FIXTURE.name], tmp_path / "slow", {SOFTMAX: slow})
     result = _grade([path], limit=300, timeout=9, budget=20)[0]
@@ -1024,7 +1000,7 @@ def test_the_notebook_s_clock_holds_through_the_replay_after_a_hang(released, tm
 def test_memory_is_bounded_for_all_of_a_sandbox_s_processes_together():
     """Five processes of 1.2 GB each: with a cgroup of 2048 MB at most one can hold its memory
     beside the runner (each alone is within the per-process limit)."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     if cgroup.available() is None:
         if os.environ.get("CI") == "true" and os.getuid() == 0:
             raise AssertionError("CI runs as root: grading must make a cgroup there")
@@ -1058,7 +1034,7 @@ def test_memory_is_bounded_for_all_of_a_sandbox_s_processes_together():
 
 def test_the_sandbox_writes_to_a_tmpfs_of_its_own_not_the_host_s_disk():
     """All it may write is one tmpfs of ``disk_mb``, its working folder and /tmp together."""
-    _sandbox_or_skip()
+    sandbox_or_skip()
     cell = (
         "import os\nwritten = 0\n"
         "for folder in ('/tmp', '/submission'):\n"
@@ -1087,7 +1063,7 @@ def wheel_install(tmp_path_factory):
     dependencies are this one's (a .pth file): (its python, its site-packages)."""
     import sysconfig
 
-    _sandbox_or_skip()
+    sandbox_or_skip()
     if shutil.which("git") is None:
         pytest.skip("needs git to copy the project")
     copy = tmp_path_factory.mktemp("project")
