@@ -164,44 +164,9 @@ def prepare_notebook(nb) -> tuple[object, int, int, int]:
     return nb, widgets, figures, exercises
 
 
-INDEX_ZH = """\
-# 注意力机制：attncourse 课程笔记本
-
-一门讲注意力机制的课程，从信息论、长程依赖、信息流、对齐与稳定性几个角度来读。每个机制都在
-`attncourse` 包中从零实现，并与 PyTorch 的内置实现核对；原文的每一条论断都做了数值核对
-（✓ 成立 · ⚠ 有条件成立 · ✗ 原文有误）。
-
-这些页面展示每章笔记本运行并保存后的样子：图、公式和论断核对都在其中。练习以学生拿到的形式
-出现，不含答案。交互控件需要正在运行的 Python 内核：这里只显示保存的图或一条说明。
-
-**在本地运行课程**（交互控件、即时反馈的练习），在仓库的克隆中：
-
-```bash
-python3 -m venv .venv && . .venv/bin/activate && pip install -e . && attncourse start --lang zh_CN
-```
-
-| # | 章节 |
-|---|---|
-{rows}
-
-```{{toctree}}
-:hidden:
-:maxdepth: 1
-
-{toctree}
-```
-"""
-
-
-def index_page(chapters: list[Chapter], lang: str = "en") -> str:
-    """The front page: what the site is, how to run the course live, and the chapters."""
-    # "Chapter 01 · Attention as ..." -> "Attention as ..."; myst links a notebook to its page
-    titles = [_CHAPTER_PREFIX.sub("", c.title).replace("|", "\\|") for c in chapters]
-    rows = "\n".join(f"| {c.name[:2]} | [{t}]({c.name}.ipynb) |" for c, t in zip(chapters, titles))
-    toctree = "\n".join(c.name for c in chapters)
-    if lang == "zh_CN":
-        return INDEX_ZH.format(rows=rows, toctree=toctree)
-    return f"""\
+# each edition's front page: what the site is and how to run the course live; the chapters follow
+INTRODUCTIONS = {
+    "en": """\
 # Attention mechanisms: the attncourse notebooks
 
 A course on attention mechanisms, read through information theory, long-range dependencies,
@@ -220,7 +185,35 @@ repository:
 python3 -m venv .venv && . .venv/bin/activate && pip install -e . && attncourse start
 ```
 
-| # | chapter |
+| # | chapter |""",
+    "zh_CN": """\
+# 注意力机制：attncourse 课程笔记本
+
+一门讲注意力机制的课程，从信息论、长程依赖、信息流、对齐与稳定性几个角度来读。每个机制都在
+`attncourse` 包中从零实现，并与 PyTorch 的内置实现核对；原文的每一条论断都做了数值核对
+（✓ 成立 · ⚠ 有条件成立 · ✗ 原文有误）。
+
+这些页面展示每章笔记本运行并保存后的样子：图、公式和论断核对都在其中。练习以学生拿到的形式
+出现，不含答案。交互控件需要正在运行的 Python 内核：这里只显示保存的图或一条说明。
+
+**在本地运行课程**（交互控件、即时反馈的练习），在仓库的克隆中：
+
+```bash
+python3 -m venv .venv && . .venv/bin/activate && pip install -e . && attncourse start --lang zh_CN
+```
+
+| # | 章节 |""",
+}
+
+
+def index_page(chapters: list[Chapter], lang: str = "en") -> str:
+    """The front page: what the site is, how to run the course live, and the chapters."""
+    # "Chapter 01 · Attention as ..." -> "Attention as ..."; myst links a notebook to its page
+    titles = [_CHAPTER_PREFIX.sub("", c.title).replace("|", "\\|") for c in chapters]
+    rows = "\n".join(f"| {c.name[:2]} | [{t}]({c.name}.ipynb) |" for c, t in zip(chapters, titles))
+    toctree = "\n".join(c.name for c in chapters)
+    return f"""\
+{INTRODUCTIONS[lang]}
 |---|---|
 {rows}
 

@@ -421,3 +421,15 @@ def test_an_unusable_out_folder_is_refused(case, tmp_path):
     assert status == 2 and f"--out {out}" in stderr and message in stderr, stderr
     assert "prepared" not in stdout  # refused before any work
     assert (tmp_path / "folder" / "notes.txt").read_text() == "keep me"
+
+
+def test_both_editions_are_built_and_every_page_links_to_its_other_edition(chapters_site):
+    out, stdout = chapters_site
+    assert "site (简体中文)" in stdout and (out / "zh_CN" / "index.html").is_file()
+    for page in ["index", *(p.stem for p in CHAPTERS)]:
+        english = (out / f"{page}.html").read_text(encoding="utf-8")
+        chinese = (out / "zh_CN" / f"{page}.html").read_text(encoding="utf-8")
+        assert f'<a href="zh_CN/{page}.html">简体中文</a>' in english, page
+        assert f'<a href="../{page}.html">English</a>' in chinese, page
+    chapter = next(p.stem for p in CHAPTERS if p.stem.startswith("01_"))
+    assert "第 01 章" in (out / "zh_CN" / f"{chapter}.html").read_text(encoding="utf-8")
