@@ -28,7 +28,7 @@ import re
 import sys
 from pathlib import Path
 
-from attncourse import i18n
+from attncourse import exercises, i18n
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = re.compile(r"^===== (\d+) =====$", re.M)
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         po = i18n.load_messages(args.lang)
 
         def left():
-            return i18n.messages_status(args.lang)
+            return i18n.messages_status(args.lang, exercises.messages())
     else:
         notebook = notebook_of(args.chapter)
         path = i18n.catalogue_path(notebook, args.lang)

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attncourse import i18n
+from attncourse import exercises, i18n
 from attncourse.exercises import engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def test_every_cell_of_a_chapter_is_translated_and_current(notebook, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_check_message_is_translated_and_current(lang):
-    left = i18n.messages_status(lang)
+    left = i18n.messages_status(lang, exercises.messages())
     assert not left["missing"] and not left["stale"], (
         f"{len(left['missing'])} check messages without a {lang} translation, "
         f"{len(left['stale'])} stale: " + "; ".join(left["missing"][:3] + left["stale"][:3])
@@ -143,7 +143,7 @@ def test_the_checks_speak_the_learner_s_language(monkeypatch):
     from attncourse.exercises.ch01 import WRONG_AXIS, check_softmax
 
     mistake = WRONG_AXIS  # a named mistake of the softmax check
-    assert mistake in i18n.check_messages()
+    assert mistake in exercises.messages()
     translations = {mistake: "在错误的维度上求和", engine.WRONG: "{name}：{problem}\n  （{where}）"}
     monkeypatch.setattr(i18n, "_messages", lambda lang: translations)
     monkeypatch.setenv("ATTNCOURSE_LANG", "zh_CN")

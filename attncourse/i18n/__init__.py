@@ -295,35 +295,16 @@ def say(text: str, **values) -> str:
     return template.format(**values) if values else template
 
 
-def check_messages() -> list[str]:
-    """Every message a check can say that ``say`` translates: the engine's sentences and each
-    exercise's named mistakes, hints and error notes, in a fixed order."""
-    import importlib
-    import pkgutil
-
-    from .. import exercises
-    from ..exercises import engine
-
-    texts = list(engine.SENTENCES)
-    for info in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda m: m.name):
-        if not re.fullmatch(r"ch\d\d", info.name):
-            continue
-        module = importlib.import_module(f"{exercises.__name__}.{info.name}")
-        for obj in vars(module).values():
-            if isinstance(obj, engine.Exercise):
-                texts += engine.messages_of(obj)
-    return list(dict.fromkeys(texts))
-
-
 def load_messages(lang: str) -> polib.POFile:
     _check_language(lang)
     return _load(messages_path(lang), lang)
 
 
-def update_messages(lang: str) -> dict[str, int]:
-    """``update`` for the checks' messages (``LANG/messages.po``)."""
-    return _merge(load_messages(lang), check_messages(), messages_path(lang))
+def update_messages(lang: str, texts: list[str]) -> dict[str, int]:
+    """``update`` for the checks' messages (``LANG/messages.po``); ``texts``: every message a
+    check can say (``attncourse.exercises.messages()``)."""
+    return _merge(load_messages(lang), texts, messages_path(lang))
 
 
-def messages_status(lang: str) -> dict[str, list[str]]:
-    return _status(load_messages(lang), check_messages())
+def messages_status(lang: str, texts: list[str]) -> dict[str, list[str]]:
+    return _status(load_messages(lang), texts)

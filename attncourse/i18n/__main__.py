@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .. import exercises
 from . import (
     LANGUAGES,
     messages_status,
@@ -66,10 +67,10 @@ def main(argv=None) -> int:
                     print(f"    {what}: {text}")
     if not args.notebooks:
         if args.action == "update":
-            counts = update_messages(args.lang)
+            counts = update_messages(args.lang, exercises.messages())
             print("messages: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
         else:
-            found = messages_status(args.lang)
+            found = messages_status(args.lang, exercises.messages())
             incomplete |= any(found.values())
             print(f"messages: {len(found['missing'])} missing, {len(found['stale'])} stale")
     return 1 if incomplete else 0
