@@ -748,7 +748,8 @@ except NotImplementedError:
 #   model.
 # - A self-attention layer is $W_Q, W_K, W_V$, a masked softmax and $W_O$ — and equals
 #   `nn.MultiheadAttention` with one head.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. All scores of a query are equal. What are its weights, its entropy and its output?

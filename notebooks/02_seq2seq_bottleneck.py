@@ -745,7 +745,8 @@ ch02.decoding_widget(traces, model="additive", example=0, t=5)
 #   breaks the chain.
 # - Fano's inequality turns per-position accuracy into a lower bound on the bits that got through:
 #   a small, fixed amount through C, the whole source with attention.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. Why does the fixed-context model's output not change when the encoder states $h_j$ are

@@ -820,7 +820,8 @@ assert kept, (
 # - A **cosine schedule** cools T smoothly from $T_0$ to $T_{\min}$; the entropy follows.
 # - Training can still **collapse** attention entropy (Zhai et al. 2023); **σReparam** bounds the
 #   weights' spectral norms, hence the scores, hence keeps the entropy up.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A query has scores (2, 2, 0). What are its weights and entropy as T → 0, and as T → ∞?

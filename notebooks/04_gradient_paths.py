@@ -765,7 +765,8 @@ for seed in (0, 1):
 #   k, and its learned span is the k each question asks for.
 # - The price: O(n²·d) work and an n × n matrix per head against the RNN's O(n·d²) (but O(n)
 #   sequential steps), and a weak inductive bias that needs more data for a local rule.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A linear RNN has $W_{hh} = 0.95 \cdot$ (an orthogonal matrix). By what factor does

@@ -728,7 +728,8 @@ ch05.flow_widget(encoders["bidirectional", 0], widget_tokens, query=int(widget_m
 # - Two layers relay: hop 1 in layer 1, hop 2 in layer 2, path weight $A^{(2)}_{nm}A^{(1)}_{m1}$. A
 #   previous-token head feeding an induction head does "… A B … A → B"; one layer cannot.
 # - Under a dense mask depth buys composition, not reach.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A mask lets query *i* read only keys *i* − 1 and *i* + 1 (no self loop). Can output 5 depend

@@ -771,7 +771,8 @@ assert abs(float(overlap(after_div)) - float(overlap(same_start))) < 0.02
 #   spare.
 # - A **diversity loss on entropies** cannot make heads look at different positions; a loss on
 #   their overlap can.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. Why can no single head, however large its $d_k$, output $[x_{i-1}; x_{i+1}]$?

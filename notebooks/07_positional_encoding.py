@@ -805,7 +805,8 @@ ch07.encoding_widget(encoding="sinusoidal", dim=64, position=10, learned_table=l
 #   (λ = 1/(2m)), not at all without positions (only dilution with n), boundedly with sinusoids.
 # - Reproduced (Press et al. 2022): trained at L = 32, tested at 4L, ALiBi keeps its accuracy,
 #   sinusoidal positions collapse, RoPE lies between — on a task that is local by design.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A model with no positional information and a mean over positions is trained on "is it

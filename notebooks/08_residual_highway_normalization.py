@@ -818,7 +818,8 @@ plt.show()
 #   projects out the shift and scale directions and divides by σ.
 # - Srivastava et al.'s depth effect, reproduced: at 100 layers the plain network barely trains,
 #   the highway and residual networks train as well as at 10.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A residual block's branch is F(x) = −x/2. By what factor does it change the gradient

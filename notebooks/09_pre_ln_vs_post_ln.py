@@ -692,7 +692,8 @@ assert runs["deepnorm", 6, 1e-2, 0][0].final_accuracy >= 0.95
 #   this chapter's grid, 3× in Xiong et al.'s BERT runs.
 # - DeepNorm keeps Post-LN and trains it at any depth with α and β chosen by architecture: for a
 #   decoder-only model of N layers, α = (2N)^¼ and β = (8N)^−¼.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. A Post-LN block whose sublayer outputs 0: what does the gradient through it lose, compared

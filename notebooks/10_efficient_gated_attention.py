@@ -765,7 +765,8 @@ plt.show()
 #   with a d_k × d_v state, O(n), whose capacity is about d_k items: recall beyond it fails.
 # - Softmax makes every head spend its weight, hence the **attention sink**; an **output gate**
 #   lets a head output nothing, and the sink shrinks.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
 #
 # 1. The next tile's largest score is below the running max m. What happens to m, l and acc?

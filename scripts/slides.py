@@ -12,8 +12,9 @@ and Space through everything in order. The rule, from the notebook's structure a
 
 - the first markdown cell (title, outcomes, prerequisites) is the title slide;
 - a markdown cell with a ``## `` heading starts a slide, one with a ``### `` heading (and no
-  ``## ``) a subslide; so does a claim check (a markdown cell opening with ``**Claim check``) and a
-  long derivation (a markdown cell of more than LONG_MARKDOWN lines without a heading);
+  ``## ``) a subslide; so does a claim check (a markdown cell opening with ``**Claim check``), the
+  summary's questions (one opening with ``**Check yourself``) and a long derivation (a markdown
+  cell of more than LONG_MARKDOWN lines without a heading);
 - a code cell that shows a widget (its result is a widget view) is a slide of its own, right after
   its section's explanation; one that shows a figure is a subslide of its own;
 - skipped: the appendix (everything from the ``## Appendix`` heading on: the site shows it, a
@@ -104,7 +105,7 @@ def slide_types(nb) -> list[str]:
                 kind = "slide"
             elif (
                 _SUBSECTION.search(text)
-                or text.lstrip().startswith("**Claim check")
+                or text.lstrip().startswith(("**Claim check", "**Check yourself"))
                 or len(text.splitlines()) > LONG_MARKDOWN
             ):
                 kind = "subslide"

@@ -184,9 +184,10 @@ def test_the_appendix_keeps_every_claim_check(number):
 
 @pytest.mark.parametrize("number", CHAPTERS)
 def test_the_summary_asks_check_yourself_questions_with_hidden_answers(number):
-    summary = "\n".join(
-        c.source for c in cells(number) if c.cell_type == "markdown" and "## Summary" in c.source
-    )
+    markdown = [c.source for c in cells(number) if c.cell_type == "markdown"]
+    start = next((i for i, text in enumerate(markdown) if "## Summary" in text), None)
+    end = next((i for i, text in enumerate(markdown) if "## Appendix" in text), len(markdown))
+    summary = "\n".join(markdown[start:end]) if start is not None else ""
     assert summary, f"chapter {number}: no ## Summary"
     assert "Check yourself" in summary and "<details>" in summary, (
         f"chapter {number}: the summary has no check-yourself questions with hidden answers"

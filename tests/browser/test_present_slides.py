@@ -36,6 +36,19 @@ FIND_SLIDE = """(pattern) => {
   return null;
 }"""
 
+# the first slide (h, v) that holds a widget's slider
+FIND_WIDGET = """() => {
+  const stacks = Array.from(document.querySelectorAll('.reveal .slides > section'));
+  for (let h = 0; h < stacks.length; h++) {
+    const slides = stacks[h].querySelectorAll(':scope > section');
+    const all = slides.length ? Array.from(slides) : [stacks[h]];
+    for (let v = 0; v < all.length; v++) {
+      if (all[v].querySelector('.widget-slider')) return [h, v];
+    }
+  }
+  return null;
+}"""
+
 # what of the present slide lies below the bottom of the window (its lowest text or image)
 BELOW_THE_SCREEN = """() => {
   const slide = Array.from(document.querySelectorAll('.reveal .slides section.present')).pop();
@@ -108,8 +121,8 @@ def test_present_01_offline_with_a_live_widget_that_the_arrow_keys_move(slides, 
     for marker in ("NBVAL_", "BEGIN SOLUTION", "HIDDEN TESTS", "YOUR CODE HERE"):
         assert marker not in text, f"the slides show {marker!r}"
 
-    where = page.evaluate(FIND_SLIDE, r"^\s*\d+\.\s*Widget")
-    assert where, "no widget slide"
+    where = page.evaluate(FIND_WIDGET)
+    assert where, "no slide with a widget's slider"
     go_to(page, *where)
     handle = page.locator("section.present .widget-slider .noUi-handle").first
     for _ in range(6):  # the widget is on the section's slide or on one below it
