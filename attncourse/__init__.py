@@ -67,16 +67,4 @@ def __dir__():
 
 
 __version__ = "0.1.0"
-__all__ = [
-    "attention",
-    "blocks",
-    "flow",
-    "guard",
-    "losses",
-    "masks",
-    "metrics",
-    "norms",
-    "positional",
-    "reparam",
-    "rnn",
-]
+__all__ = list(_MODULES)

@@ -83,13 +83,17 @@ def _student_copies(notebooks) -> dict[str, bytes]:
     return student
 
 
+def _read_manifest(path: Path) -> dict:
+    """The release manifest at ``path`` ({} when there is none or it cannot be read)."""
+    try:
+        return json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def _plan(student: dict[str, bytes], out: Path, force: bool, echo) -> list[Released]:
     """What ``release`` would do with ``student`` in ``out``, said and returned, nothing written."""
-    manifest_path = out / MANIFEST
-    try:
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    except (OSError, ValueError):
-        manifest = {}
+    manifest = _read_manifest(out / MANIFEST)
     results = []
     for name, data in student.items():
         target = out / name
@@ -163,10 +167,7 @@ def release(
 
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / MANIFEST
-    try:
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    except (OSError, ValueError):
-        manifest = {}
+    manifest = _read_manifest(manifest_path)
     results = []
     for name, data in student.items():
         target, new = out / name, _sha256(data)
