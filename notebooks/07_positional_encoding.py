@@ -698,7 +698,7 @@ plt.show()
 # are markers (each position is one with probability 0.15), 4–15 noise; at every position the model
 # must output the latest marker so far. Position matters, but only locally: the answer is a few
 # tokens back, at any length. **Model**: embedding → one causal attention layer (d = 32, 4 heads,
-# no feed-forward) → 4 logits, with no positions, sinusoidal, RoPE or ALiBi; 400 steps of 32
+# no feed-forward) → 4 logits, with no positions, sinusoidal, RoPE or ALiBi; 300 steps of 32
 # sequences of length **L = 32**. Accuracy over all positions of 256 fresh sequences of length L,
 # 2L and 4L; seeds 0 and 1. **Pass** (both seeds): ALiBi ≥ 0.93 at 4L and within 0.03 of its
 # accuracy at L; sinusoidal ≥ 0.9 at L and ≤ 0.7 at 4L; ALiBi − sinusoidal ≥ 0.25 at 4L; without

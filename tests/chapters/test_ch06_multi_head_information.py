@@ -108,7 +108,7 @@ def test_pruning_curve_and_ablation_scores_agree_with_direct_evaluation():
     one_off = torch.ones(32)
     one_off[20] = 0
     expected = mh.evaluate(model, x, y, one_off.view(2, 16))[1] - mh.evaluate(model, x, y)[1]
-    assert ablation.flatten()[20].item() == pytest.approx(expected)
+    assert ablation.flatten()[20].item() == pytest.approx(expected, abs=1e-6)  # nats
 
 
 def test_information_scores_are_symmetric_and_net_is_direct_minus_overlaps():
@@ -128,8 +128,8 @@ def test_order_by_puts_the_smallest_score_first():
 def test_michel_et_al_effect_reproduced_on_seed_0():
     """The notebook's reproduction, one seed (the notebook runs two)."""
     model = mh.chapter_model(0)
-    mh.train_model(model, steps=600, seed=0, progress=False)
-    result = mh.prune_all(model, mh.sort_batch(256, g(7)), mh.sort_batch(256, g(8)), num_random=8)
+    mh.train_model(model, steps=400, seed=0, progress=False)
+    result = mh.prune_all(model, mh.sort_batch(256, g(7)), mh.sort_batch(128, g(8)), num_random=8)
     acc, rnd = result.accuracy, result.accuracy["random"]
     assert acc["Michel et al."][0] >= 0.97
     assert acc["Michel et al."][8] >= 0.9

@@ -121,7 +121,7 @@ def train(
     from tqdm.auto import tqdm
 
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, fused=True)  # one kernel a step
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=steps)
     losses = []
     bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=0.5)

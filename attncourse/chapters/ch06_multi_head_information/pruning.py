@@ -24,7 +24,7 @@ import torch
 from ...losses import cross_entropy
 from ...threads import single_thread
 from .estimators import kmeans_codes, plugin_mutual_information
-from .heads import HeadGatedEncoder, evaluate
+from .heads import HeadGatedEncoder, evaluate, evaluate_masks
 
 # the pruning orders, by name (the keys of ``PruningResult.orders`` and ``.accuracy``)
 MICHEL = "Michel et al."
@@ -90,11 +90,9 @@ def ablation_scores(model: HeadGatedEncoder, x: torch.Tensor, y: torch.Tensor) -
     network relies on the head (not that the head carries information no other head has)."""
     L, H = model.num_layers, model.num_heads
     _, full = evaluate(model, x, y)
-    out = torch.zeros(L * H, dtype=torch.float64)
-    for flat in range(L * H):
-        mask = torch.ones(L * H)
-        mask[flat] = 0.0
-        out[flat] = evaluate(model, x, y, mask.view(L, H))[1] - full
+    masks = 1.0 - torch.eye(L * H)  # row h removes head h alone: (L·H, L·H)
+    _, loss = evaluate_masks(model, x, y, masks.view(L * H, L, H))  # (L·H,)
+    out = loss - full
     return out.view(L, H)
 
 
@@ -103,13 +101,10 @@ def pruning_curve(model: HeadGatedEncoder, order, x: torch.Tensor, y: torch.Tens
     """(accuracy, loss) tensors (L·H + 1,) after removing the first k heads of ``order``
     (flat indices layer · H + head), k = 0 .. L·H."""
     L, H = model.num_layers, model.num_heads
-    mask = torch.ones(L * H)
-    results = [evaluate(model, x, y, mask.view(L, H))]
-    for head in order:
-        mask[int(head)] = 0.0
-        results.append(evaluate(model, x, y, mask.view(L, H)))
-    acc, loss = zip(*results)
-    return torch.tensor(acc, dtype=torch.float64), torch.tensor(loss, dtype=torch.float64)
+    masks = torch.ones(L * H + 1, L * H)  # row k: the first k heads of the order removed
+    for k, head in enumerate(order, start=1):
+        masks[k:, int(head)] = 0.0
+    return evaluate_masks(model, x, y, masks.view(-1, L, H))
 
 
 def order_by(scores: torch.Tensor) -> list[int]:
