@@ -213,3 +213,32 @@ def test_a_translated_glossary_line_uses_the_glossary_s_terms(notebook):
     english_terms = i18n.glossary_lines(_read(notebook))
     if english_terms and not i18n.status(notebook, "zh_CN")["missing"]:
         assert found >= len(english_terms) // 2, f"{notebook.stem}: glossary lines not translated"
+
+
+# ------------------------------------------------------------------------- chapter titles
+
+
+def _title(nb) -> str:
+    """A chapter's title: its first heading less "# Chapter NN · " (or "# 第 NN 章 · ")."""
+    return nb.cells[0].source.splitlines()[0].split(" · ", 1)[1].strip()
+
+
+@pytest.mark.parametrize("lang", ["en", *LANGS])
+def test_the_chapter_map_names_every_chapter_as_its_heading_does(lang):
+    def edition(path):
+        nb = _read(path)
+        return nb if lang == "en" else i18n.translate(nb, path, lang)
+
+    rows = {}
+    for cell in edition(NOTEBOOKS[0]).cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                match = re.match(r"\|\s*(\d\d)\s*\|\s*([^|]+?)\s*\|", line)
+                if match:
+                    rows[match[1]] = match[2]
+    titles = {path.stem[:2]: _title(edition(path)) for path in NOTEBOOKS}
+    assert rows == titles
+    if lang == "en":  # the README's table of chapters too
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        listed = dict(re.findall(r"^\| (\d\d) \| ([^|]+?) \| \[", readme, re.M))
+        assert listed == titles
