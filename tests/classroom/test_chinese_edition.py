@@ -167,6 +167,32 @@ def test_a_chinese_submission_s_report_is_chinese_and_an_english_one_english(gra
     assert not any(map(i18n._is_cjk, english))
 
 
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [("zh_CN", "它本身就在计算 softmax"), ("en", "was called: it computes a softmax already")],
+)
+def test_the_sandbox_refuses_a_built_in_in_the_submission_s_language(lang, words):
+    """What the sandbox's process refuses at run time (the guard's message) is said in the
+    language the grader gives it (``Session(lang=...)``, its ATTNCOURSE_LANG)."""
+    import torch
+
+    from attncourse.classroom import protocol
+    from attncourse.classroom.sandbox import Session
+
+    sandbox_or_skip()
+    arrays = {}
+    call = {
+        "args": protocol.encode((torch.zeros(2, 3),), arrays, pickle=True),
+        "kwargs": protocol.encode([], arrays, pickle=True),
+    }
+    with Session(sandbox=True, lang=lang) as session:
+        session.request({"op": "run", "source": "import torch\nf = lambda s: torch.softmax(s, -1)"})
+        header = {"op": "calls", "function": "f", "calls": [call], "concepts": ["softmax"]}
+        answer, _ = session.request(header, arrays)
+    (result,) = answer["results"]
+    assert result["refused"] and words in result["error"], result
+
+
 def test_start_in_chinese_makes_a_chinese_workspace_and_sets_the_checks_language(tmp_path):
     if CHAPTER is None:
         pytest.skip("no chapter 01 in notebooks/")
