@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from torch.overrides import TorchFunctionMode
 
+from .i18n import say
+
 
 class BuiltinCalledError(RuntimeError):
     """Raised when code under ``refusing`` calls something it should compute by itself."""
@@ -221,11 +223,18 @@ def resolve(qualified: str):
     return None
 
 
+# the refusal, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+REFUSED = (
+    "{what} was called: it computes {description} already; write it from plain tensor "
+    "operations (exp, sum, matmul, mean, ...) instead"
+)
+TORCH_S = "torch's {name}"
+THE_ANSWER = "the answer (the course's own)"
+SENTENCES = (REFUSED, TORCH_S, THE_ANSWER, *(c.description for c in CONCEPTS.values()))
+
+
 def _refuse_message(what: str, description: str) -> str:
-    return (
-        f"{what} was called: it computes {description} already; write it from plain tensor "
-        f"operations (exp, sum, matmul, mean, ...) instead"
-    )
+    return say(REFUSED, what=what, description=say(description))
 
 
 _CALLS: list[str] = []  # what swapped functions refused, newest last
@@ -250,7 +259,7 @@ class _RefuseByName(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
         if name in self.names:
-            message = _refuse_message(f"torch's {name}", self.names[name])
+            message = _refuse_message(say(TORCH_S, name=name), self.names[name])
             self.called.append(message)
             raise BuiltinCalledError(message)
         return func(*args, **(kwargs or {}))
@@ -267,7 +276,7 @@ class Refusal:
         for qualified, description in targets.items():
             self._add(qualified, resolve(qualified), description)
         for f in functions:
-            self._add(f"{f.__module__}.{f.__qualname__}", f, "the answer (the course's own)")
+            self._add(f"{f.__module__}.{f.__qualname__}", f, THE_ANSWER)
         self.saved, self.mode, self.calls, self.start = [], None, [], 0
 
     def _add(self, qualified, obj, description):

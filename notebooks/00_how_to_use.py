@@ -303,12 +303,12 @@ except AssertionError as error:
 # | 02 | The seq2seq bottleneck and alignment | 003; 000 §14.3.5 | fixed-context encoder–decoder vs Bahdanau and Luong attention: accuracy vs source length, alignment heatmaps |
 # | 03 | Entropy and temperature | 000 §14.3.3; 001 (5.4.6) | entropy range, temperature, √d_k scaling, softmax saturation and its gradient, entropy bounds |
 # | 04 | RNN vs attention: gradient paths | 001 §5.4.1–5.4.3; 000 §14.3.2, §14.3.6 | ‖∂h_T/∂x_t‖ vs distance for RNNs and self-attention; path lengths; long-range recall |
-# | 05 | Bidirectional, causal and cross attention | 002; 001 (5.4.7–5.4.8) | masks; information-flow statistics; two-layer relay; local → global across layers |
+# | 05 | Bidirectional, causal and cross attention: information flow | 002; 001 (5.4.7–5.4.8) | masks; information-flow statistics; two-layer relay; local → global across layers |
 # | 06 | Multi-head attention and information | 000 §14.3.2, §14.3.4, §14.3.7 | head redundancy and complementarity, head pruning (Alg. 14.3.1), diversity regulariser |
 # | 07 | Positional encoding | 000 §14.3.6 | sinusoidal encoding, relative position by rotation, RoPE, distance decay |
 # | 08 | Residual, highway and normalization | 004 §5.3.1–5.3.4; 000 §14.3.5 | gradient through x + F(x), highway gates, LayerNorm vs BatchNorm vs RMSNorm, depth |
 # | 09 | Pre-LN vs Post-LN stability | 004 §5.3.5 | gradient norms at initialisation; depth × learning rate × warm-up; DeepNorm |
-# | 10 | Efficient and gated attention | 000 §14.3.7–14.3.8; 002 §7–8 | sparse masks, Gumbel-softmax sparsity, linear attention, gated attention, chunked online softmax |
+# | 10 | Efficient, sparse and gated attention | 000 §14.3.7–14.3.8; 002 §7–8 | sparse masks, Gumbel-softmax sparsity, linear attention, gated attention, chunked online softmax |
 #
 # Source files: **000** §14.3 Attention through information theory · **001** §5.4 How attention
 # models long-range dependencies · **002** Bidirectional attention information flow · **003**

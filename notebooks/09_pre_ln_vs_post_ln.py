@@ -724,9 +724,9 @@ assert runs["deepnorm", 6, 1e-2, 0][0].final_accuracy >= 0.95
 #    encoder–decoder model: α = 18^¼ ≈ 2.060, β = 72^−¼ ≈ 0.343.
 # </details>
 #
-# **Next — chapter 10, efficient and gated attention**: with training made stable, the cost of
-# attention itself — sparse masks, linear attention, gated attention, and attention computed in
-# tiles so that its memory grows linearly with the sequence.
+# **Next — chapter 10, efficient, sparse and gated attention**: with training made stable, the
+# cost of attention itself — sparse masks, linear attention, gated attention, and attention
+# computed in tiles so that its memory grows linearly with the sequence.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ## Appendix · The source, checked

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import torch
 
 from ..attention import scaled_dot_product_attention
+from ..i18n import say, speaking
 from ..metrics import attention_entropy
 from ..viz import BlittedFigure, figure_widget, plot_attention
 
@@ -234,7 +235,19 @@ class SelectionPlot(BlittedFigure):
         self._v_scatter.set_sizes([20 + 400 * x for x in w])
         self._out_dot.set_data([float(state.output[0])], [float(state.output[1])])
         if self._title is not None:
-            self._title.set_text(selection_caption(state))
+            with speaking("en"):  # a figure's text stays English (its fonts have no CJK glyphs)
+                self._title.set_text(selection_caption(state))
+
+
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "q = ({qx}, {qy}), |q| = {norm}  |  max alpha = {top} (key {key})  |  H = {H} nats in "
+    "[0, {H_max}], e^H = {e_H} keys  |  output = ({ox}, {oy})"
+)
+ANGLE = "angle (deg)"
+TEMPERATURE = "temperature"
+SCALED = "divide by sqrt(d_k)"
+SENTENCES = (CAPTION, ANGLE, TEMPERATURE, SCALED)
 
 
 def selection_caption(state: SelectionState) -> str:
@@ -243,12 +256,18 @@ def selection_caption(state: SelectionState) -> str:
     w = state.weights
     top = int(w.argmax())
     name = KEY_NAMES[top] if top < len(KEY_NAMES) else str(top)
-    return (
-        f"q = ({qx:.2f}, {qy:.2f}), |q| = {math.hypot(qx, qy):.2f}  |  "
-        f"max alpha = {float(w[top]):.3f} (key {name})  |  "
-        f"H = {state.entropy:.3f} nats in [0, {state.max_entropy:.3f}], "
-        f"e^H = {math.exp(state.entropy):.2f} keys  |  "
-        f"output = ({float(state.output[0]):.2f}, {float(state.output[1]):.2f})"
+    return say(
+        CAPTION,
+        qx=f"{qx:.2f}",
+        qy=f"{qy:.2f}",
+        norm=f"{math.hypot(qx, qy):.2f}",
+        top=f"{float(w[top]):.3f}",
+        key=name,
+        H=f"{state.entropy:.3f}",
+        H_max=f"{state.max_entropy:.3f}",
+        e_H=f"{math.exp(state.entropy):.2f}",
+        ox=f"{float(state.output[0]):.2f}",
+        oy=f"{float(state.output[1]):.2f}",
     )
 
 
@@ -280,15 +299,21 @@ def selection_widget(keys=None, values=None, angle: float = 20.0, norm: float = 
     style = {"description_width": "110px"}
     controls = {
         "angle_deg": widgets.FloatSlider(
-            value=angle, min=-180, max=180, step=5, description="angle (deg)", style=style
+            value=angle, min=-180, max=180, step=5, description=say(ANGLE), style=style
         ),
         "norm": widgets.FloatSlider(
             value=norm, min=0, max=6, step=0.1, description="|q|", style=style
         ),
         "temperature": widgets.FloatLogSlider(
-            value=1.0, base=10, min=-1.3, max=1.3, step=0.05, description="temperature", style=style
+            value=1.0,
+            base=10,
+            min=-1.3,
+            max=1.3,
+            step=0.05,
+            description=say(TEMPERATURE),
+            style=style,
         ),
-        "scaled": widgets.Checkbox(value=True, description="divide by sqrt(d_k)"),
+        "scaled": widgets.Checkbox(value=True, description=say(SCALED)),
     }
 
     return figure_widget(

@@ -2,11 +2,13 @@
 
 The notes are the grader's (the visible check's message, or "passed the visible check but not the
 hidden tests"), never a hidden test, its inputs or a traceback; everything is escaped and shown
-without invisible characters. The reports are laid out as nbgrader lays out feedback,
-``<folder>/<student>/<assignment>/<notebook>.html``, each part written reversibly
-(``attncourse.classroom.output.path_part``), so no two students, assignments or notebooks share
-a file; two reports whose paths differ only in letter case (or an odd file named like another's
-report) get a suffix of their own, so they stay apart on a file system that ignores case too.
+without invisible characters. A report speaks its submission's language (``Graded.language``: a
+Chinese edition's notebook gets a Chinese report, marked ``lang="zh-CN"``). The reports are laid
+out as nbgrader lays out feedback, ``<folder>/<student>/<assignment>/<notebook>.html``, each part
+written reversibly (``attncourse.classroom.output.path_part``), so no two students, assignments or
+notebooks share a file; two reports whose paths differ only in letter case (or an odd file named
+like another's report) get a suffix of their own, so they stay apart on a file system that ignores
+case too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import hashlib
 import html
 from pathlib import Path
 
+from ..i18n import html_language, say, speaking
 from .marking import Graded
 from .output import clean, path_part, shown
 
@@ -25,25 +28,44 @@ _STYLE = (
 )
 
 
+# the report's own words, in the submission's language (``attncourse.i18n.say``)
+ALL_PASSED = "✓ all checks passed"
+POINTS = "{points} / {max_points} points"
+EXERCISE = "exercise"
+POINTS_COLUMN = "points"
+WHAT_IT_SAID = "what the check said"
+NOTES = "Notes"
+SENTENCES = (ALL_PASSED, POINTS, EXERCISE, POINTS_COLUMN, WHAT_IT_SAID, NOTES)
+
+
 def render(result: Graded) -> str:
+    with speaking(result.language):
+        return _render(result)
+
+
+def _render(result: Graded) -> str:
     rows = []
     for e in result.exercises:
         status = "full" if e.points >= e.max_points else "lost"
-        note = html.escape(clean(e.note, 1000)) if e.note else "✓ all checks passed"
+        note = html.escape(clean(e.note, 1000)) if e.note else html.escape(say(ALL_PASSED))
         rows.append(
             f"<tr><td>{html.escape(clean(e.grade_id, 200))}</td><td class='{status}'>"
             f"{e.points:g} / {e.max_points:g}</td><td>{note}</td></tr>"
         )
     notes = "".join(f"<li>{html.escape(clean(n, 1000))}</li>" for n in result.notes)
     title = html.escape(f"{clean(result.notebook, 200)} — {shown(result.student)}")
+    points = say(POINTS, points=f"{result.points:g}", max_points=f"{result.max_points:g}")
+    headings = (EXERCISE, POINTS_COLUMN, WHAT_IT_SAID)
+    columns = "".join(f"<th>{html.escape(say(c))}</th>" for c in headings)
     return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
+        f"<!doctype html><html lang='{html.escape(html_language(result.language))}'><head>"
+        f"<meta charset='utf-8'><title>{title}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{title}</h1>"
-        f"<p><strong>{result.points:g} / {result.max_points:g} points</strong></p>"
-        "<table><tr><th>exercise</th><th>points</th><th>what the check said</th></tr>"
+        f"<p><strong>{html.escape(points)}</strong></p>"
+        f"<table><tr>{columns}</tr>"
         + "".join(rows)
         + "</table>"
-        + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
+        + (f"<h2>{html.escape(say(NOTES))}</h2><ul>{notes}</ul>" if notes else "")
         + "</body></html>\n"
     )
 

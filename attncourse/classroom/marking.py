@@ -18,6 +18,10 @@ with the reference here. Per exercise:
    from the hidden inputs or written by the learner (an error's name, a message, which case)
    reaches a report.
 
+Every note is said in the submission's language (``attncourse.i18n.speaking``: a Chinese
+edition's notebook gets its check messages and notes in Chinese, an English one in English,
+whatever language the grader runs in); so are the refusals the sandbox's process makes.
+
 A cell or call that does not answer within ``timeout`` seconds, or a process that dies, costs only
 the exercise it happened in: the sandbox is killed and a fresh one replays the earlier answers
 (without the cell that hung) for the exercises after it. The whole notebook has ``budget``
@@ -32,7 +36,8 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..exercises import scan
-from ..exercises.engine import error_hint, from_scratch_message
+from ..exercises.engine import CALLED_BUILTIN, WHERE, error_hint, from_scratch_message, label_text
+from ..i18n import say, speaking
 from . import protocol
 from .assignment import Assignment, Check
 from .output import clean
@@ -60,6 +65,7 @@ class Graded:
     seconds: float = 0.0
     assignment: str = ""  # nbgrader's assignment folder, else the notebook's name
     timestamp: str = ""  # nbgrader's timestamp.txt beside it, when there is one
+    language: str = "en"  # the submission's, which its notes and report speak
 
     @property
     def points(self) -> float:
@@ -80,6 +86,58 @@ class Graded:
         data = {k: v for k, v in data.items() if k not in ("points", "max_points")}
         exercises = [Mark(**e) for e in data.pop("exercises")]
         return cls(exercises=exercises, **data)
+
+
+# the grader's notes, in the submission's language (``attncourse.i18n.say``; ``{...}``: filled in)
+HIDDEN = (
+    "{name} passed the visible check but not the hidden tests of {check}, which try the same "
+    "kinds of input with other numbers"
+)
+MALFORMED = "{name}: the answers to its cases were malformed ({error})"
+NOT_A_RESULT = "an answer that is not a result"
+NO_VALUE = "a result without its value"
+NO_DESCRIPTION = "an error without its description"
+NO_RESULTS = "no results"
+NOT_ONE_EACH = "not one answer per case"
+NOT_DEFINED = "{name} is not defined"
+NOT_DEFINED_RAISED = "{name} is not defined (its cell raised {error})"
+NOT_IMPLEMENTED = "{name} is not implemented yet"
+RAISED = "{name} raised {error} ({where})"
+RAISED_HINT = "{name} raised {error} ({where}); hint: {hint}"
+IN_PLACE = (
+    "{name} changed its input in place ({where}), e.g. `x -= ...` or `x.exp_()`: compute a new "
+    "tensor instead"
+)
+WRONG = "{name}: {problem} ({where})"
+OUT_OF_MEMORY = (
+    "the submission's processes used more than their {memory} MB of memory together while this "
+    "exercise ran"
+)
+PROCESS_ENDED = "the submission's process ended while this exercise ran ({error})"
+UNREADABLE = "the submission could not be read"
+TIME_UP = "not graded: the notebook's {seconds} s were used up"
+STOPPED = "stopped after {seconds} s without an answer (an endless loop?)"
+SENTENCES = (
+    HIDDEN,
+    MALFORMED,
+    NOT_A_RESULT,
+    NO_VALUE,
+    NO_DESCRIPTION,
+    NO_RESULTS,
+    NOT_ONE_EACH,
+    NOT_DEFINED,
+    NOT_DEFINED_RAISED,
+    NOT_IMPLEMENTED,
+    RAISED,
+    RAISED_HINT,
+    IN_PLACE,
+    WRONG,
+    OUT_OF_MEMORY,
+    PROCESS_ENDED,
+    UNREADABLE,
+    TIME_UP,
+    STOPPED,
+)
 
 
 def _defined_functions(source: str) -> set[str]:
@@ -171,15 +229,15 @@ class Malformed(Exception):
 def _answer_of(entry, out) -> tuple[dict, object]:
     """One case's answer, checked for its kind: (the answer, its value or None)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool):
-        raise Malformed("an answer that is not a result")
+        raise Malformed(say(NOT_A_RESULT))
     if entry["ok"]:
         if "value" not in entry or not isinstance(entry.get("mutated", False), bool):
-            raise Malformed("a result without its value")
+            raise Malformed(say(NO_VALUE))
         return entry, protocol.decode(entry["value"], out)
     if not isinstance(entry.get("error"), str) or not all(
         isinstance(entry.get(flag, False), bool) for flag in ("refused", "not_implemented")
     ):
-        raise Malformed("an error without its description")
+        raise Malformed(say(NO_DESCRIPTION))
     return entry, None
 
 
@@ -199,10 +257,10 @@ def _answers(runner: _Runner, check: Check, cases, concepts) -> tuple[dict, list
     if answer.get("ok") is not True:  # the function is not there at all
         if answer.get("missing") is True:
             return answer, []
-        raise Malformed("no results")
+        raise Malformed(say(NO_RESULTS))
     results = answer.get("results")
     if not isinstance(results, list) or not 1 <= len(results) <= len(cases):
-        raise Malformed("not one answer per case")
+        raise Malformed(say(NOT_ONE_EACH))
     try:
         judged = [_answer_of(entry, out) for entry in results]
     except (protocol.ProtocolError, KeyError, TypeError, ValueError, AttributeError) as error:
@@ -211,17 +269,13 @@ def _answers(runner: _Runner, check: Check, cases, concepts) -> tuple[dict, list
     if any(not a["ok"] for a, _ in judged[:-1]) or (
         len(judged) < len(cases) and judged[-1][0]["ok"]
     ):
-        raise Malformed("not one answer per case")
+        raise Malformed(say(NOT_ONE_EACH))
     return answer, judged
 
 
 def hidden_note(name: str, check: Check) -> str:
     """The note for any failure on a hidden case: the grader's words only."""
-    check_name = check.name.rsplit(".", 1)[-1]
-    return (
-        f"{name} passed the visible check but not the hidden tests of {check_name}, which try "
-        "the same kinds of input with other numbers"
-    )
+    return say(HIDDEN, name=name, check=check.name.rsplit(".", 1)[-1])
 
 
 def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str], seeds: dict) -> str | None:
@@ -238,45 +292,42 @@ def _judge_exercise(runner: _Runner, exercise, cell_errors: list[str], seeds: di
             runner.close()  # a malformed answer is the submission's, not the grader's
             if check.hidden:
                 return hidden_note(name, check)
-            return clean(f"{name}: the answers to its cases were malformed ({error})")
+            return clean(say(MALFORMED, name=name, error=error))
         except (Timeout, Died):
             if check.hidden:  # when, and how, it failed on hidden inputs is not said either
                 return hidden_note(name, check)
             raise
         if answer.get("missing"):
-            extra = f" (its cell raised {cell_errors[0]})" if cell_errors else ""
-            return f"{name} is not defined{extra}"
+            if cell_errors:
+                return say(NOT_DEFINED_RAISED, name=name, error=cell_errors[0])
+            return say(NOT_DEFINED, name=name)
         for number, (case, (result, got)) in enumerate(zip(cases, judged), 1):
-            where = f"case {number} of {len(cases)}: {case.label}"
+            where = say(WHERE, number=number, total=len(cases), label=label_text(case.label))
             failed = not result["ok"] or result.get("mutated")
             verdict = None if failed else declaration.verdict(case, got)
             if (failed or verdict is not None) and check.hidden:
                 return hidden_note(name, check)
             if not result["ok"]:
                 if result.get("not_implemented"):
-                    return f"{name} is not implemented yet"
+                    return say(NOT_IMPLEMENTED, name=name)
                 error = clean(result["error"])
                 if result.get("refused"):
-                    return f"{name} must be written from scratch, but {error}"
-                hint = case.on_error or error_hint(error)
-                return f"{name} raised {error} ({where})" + (f"; hint: {hint}" if hint else "")
+                    return say(CALLED_BUILTIN, name=name, error=error)
+                hint = say(case.on_error) if case.on_error else error_hint(error)
+                if hint:
+                    return say(RAISED_HINT, name=name, error=error, where=where, hint=hint)
+                return say(RAISED, name=name, error=error, where=where)
             if result.get("mutated"):
-                return (
-                    f"{name} changed its input in place ({where}), e.g. `x -= ...` or "
-                    "`x.exp_()`: compute a new tensor instead"
-                )
+                return say(IN_PLACE, name=name, where=where)
             if verdict is not None:
-                return clean(f"{name}: {verdict[1]} ({where})")
+                return clean(say(WRONG, name=name, problem=verdict[1], where=where))
     return None
 
 
 def _died(error: Died, of_memory: bool, limits: Limits) -> str:
     if of_memory:
-        return (
-            f"the submission's processes used more than their {limits.memory_mb} MB of memory "
-            "together while this exercise ran"
-        )
-    return clean(f"the submission's process ended while this exercise ran ({error})")
+        return say(OUT_OF_MEMORY, memory=limits.memory_mb)
+    return clean(say(PROCESS_ENDED, error=error))
 
 
 def mark(
@@ -302,52 +353,57 @@ def mark(
     budget = budget if budget is not None else max(600.0, 10 * timeout)
     result = Graded(str(path), assignment.path.name, student, assignment=assignment_name)
     submission = read_submission(path, release_cells, assignment)
-    if submission.unreadable:
-        result.notes.append(clean(submission.unreadable))
-        result.exercises = [
-            Mark(e.grade_id, 0.0, e.points, "the submission could not be read")
-            for e in assignment.exercises
-        ]
-        result.seconds = time.monotonic() - started
-        return result
-
-    options = {"sandbox": sandbox, "slot": slot, "limits": limits, "hidden": hidden_paths}
-    runner = _Runner(assignment.setup, options, timeout, started + budget)
-    earlier: dict[str, str] = {}  # function name -> the answer cell that defines it
-    spent = False
-    try:
-        for exercise in assignment.exercises:
-            points, note = 0.0, submission.problems.get(exercise.grade_id)
-            sources = [submission.answers[a] for a in exercise.answers if a in submission.answers]
-            if note is None:
-                problem = static_problem(sources, earlier, exercise.concepts, assignment.imports)
-                if problem is not None:
-                    note = from_scratch_message(exercise.functions[0], problem)
-            cell_errors = []
-            if spent or time.monotonic() - started > budget:
-                spent, note = True, note or f"not graded: the notebook's {budget:g} s were used up"
-            else:
-                try:
-                    for source in sources:
-                        error = runner.run_cell(source)
-                        if error:
-                            cell_errors.append(error)
-                    if note is None:
-                        note = _judge_exercise(runner, exercise, cell_errors, hidden_seeds or {})
-                        points = exercise.points if note is None else 0.0
-                except BudgetSpent:
-                    runner.close()
-                    spent, points = True, 0.0
-                    note = note or f"not graded: the notebook's {budget:g} s were used up"
-                except Timeout:  # the reading's refusal, if there is one, is the reason
-                    stopped = f"stopped after {timeout:g} s without an answer (an endless loop?)"
-                    note = note or stopped
-                except Died as error:
-                    note = note or _died(error, runner.died_of_memory, limits)
-            for source in sources:
-                earlier.update(dict.fromkeys(_defined_functions(source), source))
-            result.exercises.append(Mark(exercise.grade_id, points, exercise.points, note or ""))
-    finally:
-        runner.close()
+    result.language = submission.language
+    with speaking(submission.language):
+        if submission.unreadable:
+            result.notes.append(clean(submission.unreadable))
+            result.exercises = [
+                Mark(e.grade_id, 0.0, e.points, say(UNREADABLE)) for e in assignment.exercises
+            ]
+        else:
+            options = {"sandbox": sandbox, "slot": slot, "limits": limits, "hidden": hidden_paths}
+            options["lang"] = submission.language  # the sandbox's refusals speak it too
+            runner = _Runner(assignment.setup, options, timeout, started + budget)
+            try:
+                _mark_exercises(result, submission, assignment, runner, hidden_seeds or {}, budget)
+            finally:
+                runner.close()
     result.seconds = time.monotonic() - started
     return result
+
+
+def _mark_exercises(result: Graded, submission, assignment: Assignment, runner, seeds, budget):
+    """Mark every exercise of a readable submission in turn (see the module docstring);
+    ``budget``: the notebook's seconds, which end at ``runner.deadline``."""
+    earlier: dict[str, str] = {}  # function name -> the answer cell that defines it
+    spent = False
+    for exercise in assignment.exercises:
+        points, note = 0.0, submission.problems.get(exercise.grade_id)
+        sources = [submission.answers[a] for a in exercise.answers if a in submission.answers]
+        if note is None:
+            problem = static_problem(sources, earlier, exercise.concepts, assignment.imports)
+            if problem is not None:
+                note = from_scratch_message(exercise.functions[0], problem)
+        cell_errors = []
+        if spent or time.monotonic() > runner.deadline:
+            spent, note = True, note or say(TIME_UP, seconds=f"{budget:g}")
+        else:
+            try:
+                for source in sources:
+                    error = runner.run_cell(source)
+                    if error:
+                        cell_errors.append(error)
+                if note is None:
+                    note = _judge_exercise(runner, exercise, cell_errors, seeds)
+                    points = exercise.points if note is None else 0.0
+            except BudgetSpent:
+                runner.close()
+                spent, points = True, 0.0
+                note = note or say(TIME_UP, seconds=f"{budget:g}")
+            except Timeout:  # the reading's refusal, if there is one, is the reason
+                note = note or say(STOPPED, seconds=f"{runner.timeout:g}")
+            except Died as error:
+                note = note or _died(error, runner.died_of_memory, runner.options["limits"])
+        for source in sources:
+            earlier.update(dict.fromkeys(_defined_functions(source), source))
+        result.exercises.append(Mark(exercise.grade_id, points, exercise.points, note or ""))

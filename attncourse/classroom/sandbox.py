@@ -17,6 +17,9 @@ it. The sandbox (``bwrap``, Debian/Ubuntu package ``bubblewrap``) gives the proc
 Every exchange with it has a deadline: a sandbox that stops reading the grader's requests or
 stops writing its answer halfway costs a ``Timeout``, never a blocked grader.
 
+The runner's environment is empty but for ``HOME``, ``PATH`` and ``ATTNCOURSE_LANG``, the
+submission's language (``Session(lang=...)``), in which the refusals it makes are said.
+
 ``Session(sandbox=False)`` runs the same runner as a plain subprocess with the same per-process
 limits where the system allows them: only for work you trust (``attncourse grade --no-sandbox``).
 """
@@ -123,7 +126,7 @@ def _masks(bound: list[Path], hidden) -> list[str]:
     return args
 
 
-def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list[str]:
+def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=(), lang="en") -> list[str]:
     """The bubblewrap command line around the runner (see the module docstring)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -152,6 +155,7 @@ def bwrap_command(uid: int | None, limits: Limits = Limits(), hidden=()) -> list
     command += ["--perms", "01777", "--dir", WRITABLE, "--symlink", WRITABLE, WORKDIR]
     command += ["--chdir", WORKDIR]
     command += ["--clearenv", "--setenv", "HOME", WORKDIR, "--setenv", "PATH", "/usr/bin"]
+    command += ["--setenv", "ATTNCOURSE_LANG", lang]
     if uid is not None and os.getuid() == 0:
         command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return command
@@ -189,10 +193,18 @@ class Session:
     """One running submission: ``request`` sends a message and waits for the answer.
 
     ``hidden``: paths the sandbox must not see even where they lie inside what it reads (the
-    instructor notebooks, the submissions)."""
+    instructor notebooks, the submissions); ``lang``: the language of its refusals
+    (``attncourse.i18n.LANGUAGES``)."""
 
     def __init__(
-        self, *, sandbox: bool, slot: int = 0, limits: Limits = Limits(), hidden=(), group=True
+        self,
+        *,
+        sandbox: bool,
+        slot: int = 0,
+        limits: Limits = Limits(),
+        hidden=(),
+        group=True,
+        lang: str = "en",
     ):
         uid = SANDBOX_UID + slot
         self.workdir = None
@@ -206,7 +218,8 @@ class Session:
         runner += [str(requests_read), str(answers_write)]
         if os.getuid() == 0:
             runner += ["--uid", str(uid)]
-        command = (bwrap_command(uid, limits, hidden) if sandbox else []) + runner
+        command = (bwrap_command(uid, limits, hidden, lang) if sandbox else []) + runner
+        env = None if sandbox else {**os.environ, "ATTNCOURSE_LANG": lang}
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         group_ = self.group
 
@@ -225,6 +238,7 @@ class Session:
                 preexec_fn=child,
                 start_new_session=True,
                 cwd=self.workdir or "/",
+                env=env,
             )
         except BaseException:
             for fd in (requests_read, answers_write, self.requests, self.answers):

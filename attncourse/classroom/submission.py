@@ -16,6 +16,10 @@ the notebook or the batch:
 A malformed field costs the exercise whose stretch it is in, never the notebook. A file that is
 not a readable notebook (not JSON, too large, nested too deep, no cell list) is one reason for
 every exercise. Nothing is run here, and every step takes time in proportion to the file.
+
+The reasons are said in the submission's language (its notebook's ``language``, which a Chinese
+edition's notebook carries: ``attncourse.i18n.notebook_language``), and so is everything the
+grader then says about it (``Submission.language``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..i18n import notebook_language, say, speaking
 from .assignment import Assignment, nbgrader_meta
 
 MAX_BYTES = 32 << 20  # a submitted notebook larger than this is not read
@@ -37,6 +42,36 @@ class Submission:
     answers: dict[str, str] = field(default_factory=dict)  # solution grade id -> source
     problems: dict[str, str] = field(default_factory=dict)  # exercise grade id -> why 0
     unreadable: str | None = None  # why the file could not be read at all
+    language: str = "en"  # the notebook's language (``attncourse.i18n.LANGUAGES``)
+
+
+# the reasons, in the submission's language (``attncourse.i18n.say``; ``{...}``: filled in)
+NOT_AN_OBJECT = "a cell is not a JSON object"
+METADATA_NOT_A_DICT = "a cell's metadata is not a dictionary"
+NBGRADER_NOT_A_DICT = "a cell's nbgrader metadata is not a dictionary"
+ID_NOT_A_STRING = "a cell's nbgrader grade id is not a string ({id})"
+UNKNOWN_ID = "a cell carries the grade id {id}, unknown to the release"
+ANSWER_CHANGED = "the answer cell {id} was changed into another kind of cell"
+CHECK_CHANGED = "the check cell {id} was changed into another kind of cell"
+CHECK_DELETED = "the check cell {id} was deleted"
+CHECK_EDITED = "the check cell {id} was edited"
+ANSWER_MISSING = "the answer cell {id} is missing"
+ANSWER_TWICE = "the answer cell {id} appears twice, with different code"
+ANSWER_TOO_LONG = "the answer cell {id} is longer than {size} KB"
+SENTENCES = (
+    NOT_AN_OBJECT,
+    METADATA_NOT_A_DICT,
+    NBGRADER_NOT_A_DICT,
+    ID_NOT_A_STRING,
+    UNKNOWN_ID,
+    ANSWER_CHANGED,
+    CHECK_CHANGED,
+    CHECK_DELETED,
+    CHECK_EDITED,
+    ANSWER_MISSING,
+    ANSWER_TWICE,
+    ANSWER_TOO_LONG,
+)
 
 
 def _source(cell) -> str | None:
@@ -81,8 +116,9 @@ def _read(path: Path) -> bytes:
     return data
 
 
-def _cells(path: Path) -> list:
-    """The raw cells of a notebook file, or ``ValueError`` saying why it cannot be read."""
+def _cells(path: Path) -> tuple[list, str]:
+    """The raw cells of a notebook file and its language, or ``ValueError`` saying why it cannot
+    be read."""
     raw = _read(path)
     try:
         data = json.loads(raw)
@@ -93,24 +129,23 @@ def _cells(path: Path) -> list:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         raise ValueError("it has no list of cells")
-    return cells
+    return cells, notebook_language(data.get("metadata"))
 
 
 def _nbgrader(cell):
     """(the cell's nbgrader metadata or None, what is malformed about it or None)."""
     if not isinstance(cell, dict):
-        return None, "a cell is not a JSON object"
+        return None, say(NOT_AN_OBJECT)
     metadata = cell.get("metadata", {})
     if not isinstance(metadata, dict):
-        return None, "a cell's metadata is not a dictionary"
+        return None, say(METADATA_NOT_A_DICT)
     if "nbgrader" not in metadata:
         return None, None
     meta = metadata["nbgrader"]
     if not isinstance(meta, dict):
-        return None, "a cell's nbgrader metadata is not a dictionary"
+        return None, say(NBGRADER_NOT_A_DICT)
     if not isinstance(meta.get("grade_id"), str):
-        shown = repr(meta.get("grade_id"))[:60]
-        return None, f"a cell's nbgrader grade id is not a string ({shown})"
+        return None, say(ID_NOT_A_STRING, id=repr(meta.get("grade_id"))[:60])
     return meta, None
 
 
@@ -118,10 +153,16 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
     """The answers of a submission and the structural problems of each exercise."""
     result = Submission()
     try:
-        cells = _cells(Path(path))
+        cells, result.language = _cells(Path(path))
     except (OSError, ValueError) as error:
         result.unreadable = f"not a readable notebook: {error}"
         return result
+    with speaking(result.language):
+        _read_answers(result, cells, release_cells, assignment)
+    return result
+
+
+def _read_answers(result: Submission, cells: list, release_cells: list, assignment) -> None:
     released = {nbgrader_meta(c)["grade_id"]: c for c in release_cells if nbgrader_meta(c)}
     exercise_of_test = {e.grade_id: e for e in assignment.exercises}
     exercise_of_answer = {a: e for e in assignment.exercises for a in e.answers}
@@ -153,10 +194,7 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
             continue
         grade_id = meta["grade_id"]
         if grade_id not in released:
-            fail(
-                exercise,
-                f"a cell carries the grade id {grade_id[:60]!r}, unknown to the release",
-            )
+            fail(exercise, say(UNKNOWN_ID, id=repr(grade_id[:60])))
             continue
         release_cell = released[grade_id]
         owner = exercise_of_answer.get(grade_id) or exercise_of_test.get(grade_id)
@@ -166,8 +204,8 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
         )
         source = _source(cell)
         if not same_kind or source is None:
-            what = "answer" if grade_id in exercise_of_answer else "check"
-            fail(owner, f"the {what} cell {grade_id} was changed into another kind of cell")
+            changed = ANSWER_CHANGED if grade_id in exercise_of_answer else CHECK_CHANGED
+            fail(owner, say(changed, id=grade_id))
             continue
         if grade_id in exercise_of_answer:
             found_answers.setdefault(grade_id, []).append((index, source))
@@ -178,20 +216,19 @@ def read_submission(path: Path, release_cells: list, assignment: Assignment) -> 
         tests = found_tests.get(exercise.grade_id, [])
         expected = _normal(_source(released[exercise.grade_id]) or "")
         if not tests:
-            fail(exercise, f"the check cell {exercise.grade_id} was deleted")
+            fail(exercise, say(CHECK_DELETED, id=exercise.grade_id))
         elif any(len(t) > 4 * len(expected) + 10_000 or _normal(t) != expected for t in tests):
-            fail(exercise, f"the check cell {exercise.grade_id} was edited")
+            fail(exercise, say(CHECK_EDITED, id=exercise.grade_id))
         for answer in exercise.answers:
             sources = _joined(found_answers.get(answer, []))
             if not sources:
-                fail(exercise, f"the answer cell {answer} is missing")
+                fail(exercise, say(ANSWER_MISSING, id=answer))
             elif len(set(sources)) > 1:
-                fail(exercise, f"the answer cell {answer} appears twice, with different code")
+                fail(exercise, say(ANSWER_TWICE, id=answer))
             elif len(sources[0]) > MAX_CELL:
-                fail(exercise, f"the answer cell {answer} is longer than {MAX_CELL >> 10} KB")
+                fail(exercise, say(ANSWER_TOO_LONG, id=answer, size=MAX_CELL >> 10))
             else:
                 result.answers[answer] = sources[0]
-    return result
 
 
 def _joined(found: list[tuple[int, str]]) -> list[str]:

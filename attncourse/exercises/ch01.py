@@ -14,6 +14,7 @@ import torch
 
 from ..attention import dot_product as _dot_product_module
 from ..attention import softmax as _softmax_ref
+from ..i18n import say
 from ..metrics import attention_entropy as _entropy_ref
 from .engine import Case, Exercise, nonfinite, randn
 
@@ -234,13 +235,17 @@ MASK_INVERTED = "mask inverted: True means may attend"
 EMPTY_ROW_NAN = "a query whose keys are all masked must get zero weights and zero output, not NaN"
 
 
+EMPTY_ROW_NAN_HINT = (
+    EMPTY_ROW_NAN + " (when every score of a row is -inf, set that row's weights to 0)"
+)
+EMPTY_ROW_UNIFORM = (
+    "a query whose keys are all masked must get zero weights and zero output, not uniform "
+    "weights (a finite fill such as -1e9 spreads the weight evenly): zero those rows"
+)
+
+
 def _empty_row_hint(got, expected):
-    if nonfinite(got):
-        return EMPTY_ROW_NAN + " (when every score of a row is -inf, set that row's weights to 0)"
-    return (
-        "a query whose keys are all masked must get zero weights and zero output, not uniform "
-        "weights (a finite fill such as -1e9 spreads the weight evenly): zero those rows"
-    )
+    return say(EMPTY_ROW_NAN_HINT if nonfinite(got) else EMPTY_ROW_UNIFORM)
 
 
 def _attention_variant(q, k, v, mask, *, fill=None, scale=None, after=False, dim=-1):
@@ -377,16 +382,18 @@ def _entropy_slack(p):
 def _entropy_hint(got, expected):
     """Name a log of 0, or an ε-guard too large to pass; None leaves the difference alone."""
     if nonfinite(got):
-        return ZERO_HINT
+        return say(ZERO_HINT)
     if isinstance(got, torch.Tensor) and got.shape == expected.shape:
         off = float((got.detach().double() - expected.double()).abs().max())
         if off < 1e-3:
-            return (
-                f"off by at most {off:.1e}, more than an ε-guard of {EPSILON:g} explains: "
-                f"log(p + ε) shifts each term by up to ε, so use ε ≤ {EPSILON:g}, or skip the "
-                "zero weights with torch.where(p > 0, ...)"
-            )
+            return say(GUARD_TOO_LARGE, off=f"{off:.1e}", epsilon=f"{EPSILON:g}")
     return None
+
+
+GUARD_TOO_LARGE = (
+    "off by at most {off}, more than an ε-guard of {epsilon} explains: log(p + ε) shifts each "
+    "term by up to ε, so use ε ≤ {epsilon}, or skip the zero weights with torch.where(p > 0, ...)"
+)
 
 
 def _entropy_cases(g) -> list[Case]:
@@ -564,3 +571,7 @@ __all__ = [
     "check_softmax",
     "check_weighted_average",
 ]
+
+
+# what the hints above say (``attncourse.exercises.messages``)
+SENTENCES = (EMPTY_ROW_NAN_HINT, EMPTY_ROW_UNIFORM, ZERO_HINT, GUARD_TOO_LARGE)

@@ -26,6 +26,7 @@ from .. import metrics as _metrics
 from ..attention import alignment as _alignment
 from ..attention import softmax as _softmax_function
 from ..chapters.ch02_seq2seq_bottleneck import evaluation as _seq2seq
+from ..i18n import say
 from .engine import Case, Exercise, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
@@ -91,14 +92,16 @@ def _float32_hint(got, expected):
     if not bool(torch.isfinite(got).all()) or not bool(torch.isfinite(expected).all()):
         return None
     if bool(((got - expected).abs() <= 1e-5 * expected.abs().clamp(min=1.0)).all()):
-        return (
-            "right only to float32's precision (about 7 digits): part of the computation ran in "
-            "float32 (a number made a tensor without dtype=torch.float64, as torch.tensor(0.5), "
-            "the log of an integer tensor, or .float()); keep every step in float64 — or, if you "
-            f"guard the log as log(p + ε), ε is too large: use ε ≤ {EPSILON:g}, or leave out the "
-            "zero terms"
-        )
+        return say(FLOAT32_PRECISION, epsilon=f"{EPSILON:g}")
     return None
+
+
+FLOAT32_PRECISION = (
+    "right only to float32's precision (about 7 digits): part of the computation ran in float32 "
+    "(a number made a tensor without dtype=torch.float64, as torch.tensor(0.5), the log of an "
+    "integer tensor, or .float()); keep every step in float64 — or, if you guard the log as "
+    "log(p + ε), ε is too large: use ε ≤ {epsilon}, or leave out the zero terms"
+)
 
 
 # ------------------------------------------------------------------------- 1: additive scores
@@ -262,6 +265,9 @@ def _local_m_ref(scores, t, D):
     return _softmax_ref(scores, dim=-1, mask=_window(scores.shape[-1], t, D))
 
 
+WINDOW_OVERFLOW = "overflow for scores of 1000: subtract the window's max before exp"
+
+
 def _local_m_cases(g) -> list[Case]:
     """fn(scores (..., S), t, D) -> weights (..., S): Luong et al.'s local-m alignment for target
     step t (p_t = t): softmax of the scores over the window |j − t| ≤ D, exactly 0 outside.
@@ -288,7 +294,7 @@ def _local_m_cases(g) -> list[Case]:
             "scores of 1000 inside the window",
             (torch.tensor([[1000.0, 999.0, 1001.0, 3.0, -1000.0]]), 1, 1),
             hint=lambda got, exp: (
-                "overflow for scores of 1000: subtract the window's max before exp"
+                say(WINDOW_OVERFLOW)
                 if isinstance(got, torch.Tensor) and not bool(torch.isfinite(got).all())
                 else None
             ),
@@ -412,12 +418,14 @@ def _h(p):
     return -(nz * nz.log2()).sum()
 
 
+NAN_MI = (
+    "log of 0 gives -inf and 0 · (-inf) = NaN: leave out the cells where p(x, y) = 0 (0 log 0 = 0)"
+)
+
+
 def _nan_hint_mi(got, expected):
     if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
-        return (
-            "log of 0 gives -inf and 0 · (-inf) = NaN: leave out the cells where p(x, y) = 0 "
-            "(0 log 0 = 0)"
-        )
+        return say(NAN_MI)
     return None
 
 
@@ -577,9 +585,12 @@ def _fano_sum(
     return torch.tensor(float(reduce(terms)), dtype=torch.float64)
 
 
+NAN_BITS = "NaN at accuracy 1 (or 0): p log p with p = 0 must count as 0"
+
+
 def _nan_hint(got, expected):
     if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
-        return "NaN at accuracy 1 (or 0): p log p with p = 0 must count as 0"
+        return say(NAN_BITS)
     return None
 
 
@@ -695,3 +706,7 @@ __all__ = [
     "check_local_m_weights",
     "check_mutual_information",
 ]
+
+
+# what the hints above say (``attncourse.exercises.messages``)
+SENTENCES = (FLOAT32_PRECISION, WINDOW_OVERFLOW, NAN_MI, NAN_BITS)

@@ -22,7 +22,8 @@ import torch
 
 from ..attention import softmax as _softmax_function
 from ..chapters.ch03_entropy_and_temperature import temperature as _temperature_module
-from .engine import Case, Exercise, as_tensor, randn
+from ..i18n import say
+from .engine import Case, Exercise, Label, as_tensor, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -147,20 +148,22 @@ def _entropy_hint(small_temperature: bool):
 
     def hint(got, expected):
         if isinstance(got, torch.Tensor) and not bool(_isfinite(got.detach()).all()):
-            return NOT_FINITE
+            return say(NOT_FINITE)
         if small_temperature:
-            return CANCELLATION
+            return say(CANCELLATION)
         if isinstance(got, torch.Tensor) and got.shape == expected.shape:
             off = float((got.detach().double() - expected.double()).abs().max())
             if off < 1e-3:
-                return (
-                    f"off by at most {off:.1e}, more than an ε-guard of {EPSILON:g} explains: "
-                    f"log(α + ε) shifts each term by up to ε, so use ε ≤ {EPSILON:g}, or skip the "
-                    "zero weights with torch.where(α > 0, ...)"
-                )
+                return say(GUARD_TOO_LARGE, off=f"{off:.1e}", epsilon=f"{EPSILON:g}")
         return None
 
     return hint
+
+
+GUARD_TOO_LARGE = (
+    "off by at most {off}, more than an ε-guard of {epsilon} explains: log(α + ε) shifts each "
+    "term by up to ε, so use ε ≤ {epsilon}, or skip the zero weights with torch.where(α > 0, ...)"
+)
 
 
 def _entropy_t_cases(g) -> list[Case]:
@@ -294,7 +297,12 @@ def _cosine_cases(g) -> list[Case]:
     )
     return [
         Case(
-            f"every step t = 0 … {n}, N = {n}, T_0 = {t0:.3f}, T_min = {tmin:.3f}",
+            Label(
+                "every step t = 0 … {n}, N = {n}, T_0 = {t0}, T_min = {tmin}",
+                n=n,
+                t0=f"{t0:.3f}",
+                tmin=f"{tmin:.3f}",
+            ),
             (torch.arange(n + 1, dtype=torch.float64), n, t0, tmin),
         ),
         Case("t = 0 (must give T_0)", (as_tensor([0.0]), 10, 2.0, 0.5)),
@@ -356,7 +364,10 @@ def _hoeffding_cases(g) -> list[Case]:
         Case("a (2, 3, 6) tensor of scores", (randn(g, 2, 3, 6),)),
         Case("float64 scores", (randn(g, 2, 9, dtype=torch.float64),)),
         Case("equal scores (bound = log n)", (torch.full((2, 7), gap),)),
-        Case(f"two scores {gap:.3f} apart (bound = log 2 − Δs²/8)", (as_tensor([[0.0, gap]]),)),
+        Case(
+            Label("two scores {gap} apart (bound = log 2 − Δs²/8)", gap=f"{gap:.3f}"),
+            (as_tensor([[0.0, gap]]),),
+        ),
     ]
 
 
@@ -408,3 +419,7 @@ __all__ = [
     "check_softmax_jacobian",
     "check_softmax_temperature",
 ]
+
+
+# what the hints above say (``attncourse.exercises.messages``)
+SENTENCES = (NOT_FINITE, CANCELLATION, GUARD_TOO_LARGE)

@@ -35,6 +35,7 @@ from ..chapters.ch04_gradient_paths import (
 from ..chapters.ch04_gradient_paths import (
     shortest_path_lengths as _shortest_path_lengths,
 )
+from ..i18n import say
 from ..metrics import effective_span as _effective_span_ref
 from ..metrics import information_coverage as _coverage_ref
 from .engine import PRECISION, Case, Exercise, randn
@@ -45,10 +46,14 @@ _Tensor = torch.Tensor
 randn = functools.partial(randn, dtype=torch.float64)  # this chapter's checks work in float64
 
 
+RETURN_DTYPE = "return {what} (dtype {dtype}), got {got}"
+INTEGER_DISTANCES = "integer distances"
+
+
 def _dtype_hint(expected_dtype, what):
     def hint(got, expected):
         if isinstance(got, _Tensor) and got.dtype != expected_dtype:
-            return f"return {what} (dtype {expected_dtype}), got {got.dtype}"
+            return say(RETURN_DTYPE, what=say(what), dtype=expected_dtype, got=got.dtype)
         return None
 
     return hint
@@ -200,6 +205,9 @@ def _distances(w):
     return (torch.arange(T)[:, None] - torch.arange(S)[None, :]).abs()  # (T, S)
 
 
+SPAN_ZERO = "when no weight exceeds eps the span is 0"
+
+
 def _effective_span_cases(g) -> list[Case]:
     """fn(weights (..., T, S), eps) -> (..., T) int64: max{|i - j| : A_ij > eps}, 0 if none
     (Eq. 5.4.4)."""
@@ -214,7 +222,7 @@ def _effective_span_cases(g) -> list[Case]:
     exact = torch.tensor(
         [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5], [0.1, 0.25, 0.65]], dtype=torch.float64
     )
-    hint = _dtype_hint(torch.int64, "integer distances")
+    hint = _dtype_hint(torch.int64, INTEGER_DISTANCES)
     return [
         Case("causal softmax weights, T = S = 6, eps = 0.1", (causal, 0.1), hint=hint),
         Case("banded weights (keys up to 2 away), eps = 0.05", (banded, 0.05), hint=hint),
@@ -235,7 +243,7 @@ def _effective_span_cases(g) -> list[Case]:
         Case(
             "uniform weights 1/8 with eps = 0.2: no key counts, span 0",
             (torch.full((4, 8), 0.125), 0.2),
-            hint=lambda got, exp: hint(got, exp) or "when no weight exceeds eps the span is 0",
+            hint=lambda got, exp: hint(got, exp) or say(SPAN_ZERO),
         ),
         Case(
             "weights exactly equal to eps (0.25) do not count: A_ij > eps is strict",
@@ -338,15 +346,20 @@ def _encode(dist):
     return torch.where(unreachable, torch.zeros_like(dist), dist), unreachable.to(torch.float64)
 
 
+RETURN_FLOAT64 = "return a float64 tensor (so that unreachable pairs can be inf), got {got}"
+UNREACHABLE_INF = "pairs that no path connects must be float('inf') (not -1, 0 or n)"
+REACHABLE_INF = "some pairs marked unreachable (inf) are connected by a path"
+
+
 def _unreachable_hint(got, expected):
     if not isinstance(got, tuple) or not isinstance(got[0], _Tensor):
         return None
     if got[0].dtype != torch.float64:
-        return f"return a float64 tensor (so that unreachable pairs can be inf), got {got[0].dtype}"
+        return say(RETURN_FLOAT64, got=got[0].dtype)
     if got[0].shape == expected[0].shape and not bool((got[1] == expected[1]).all()):
         if bool((got[1] <= expected[1]).all()):
-            return "pairs that no path connects must be float('inf') (not -1, 0 or n)"
-        return "some pairs marked unreachable (inf) are connected by a path"
+            return say(UNREACHABLE_INF)
+        return say(REACHABLE_INF)
     return None
 
 
@@ -609,3 +622,14 @@ __all__ = [
     "check_path_lengths",
     "check_rnn_jacobian",
 ]
+
+
+# what the hints above say (``attncourse.exercises.messages``)
+SENTENCES = (
+    RETURN_DTYPE,
+    INTEGER_DISTANCES,
+    SPAN_ZERO,
+    RETURN_FLOAT64,
+    UNREACHABLE_INF,
+    REACHABLE_INF,
+)

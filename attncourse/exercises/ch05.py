@@ -20,7 +20,7 @@ import torch
 
 from .. import flow as _flow_module
 from ..masks import block_mask, causal_mask, local_mask, strided_mask
-from .engine import Case, Exercise, randn
+from .engine import Case, Exercise, Label, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _directional_flow = _flow_module.directional_flow
@@ -126,10 +126,10 @@ def _reachability_cases(g) -> list[Case]:
     L = int(torch.randint(3, 5, (), generator=g))  # 3 or 4: "L - 1 layers" and "1 layer" differ
     return [
         Case("causal mask, 2 layers", (causal_mask(T), 2)),
-        Case(f"local window 1, {L} layers", (local_mask(T, 1), L)),
+        Case(Label("local window 1, {L} layers", L=L), (local_mask(T, 1), L)),
         Case("strided mask (stride 3), 2 layers", (strided_mask(T, 3), 2)),
         Case("blocks of 4, 5 layers", (block_mask(T, 4), 5)),
-        Case(f"a sparse random mask, {L} layers", (random, L)),
+        Case(Label("a sparse random mask, {L} layers", L=L), (random, L)),
         Case(
             "a chain without self loops (i reads only i − 1), 3 layers",
             (_chain(T), 3),

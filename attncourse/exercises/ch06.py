@@ -34,10 +34,11 @@ from ..chapters.ch06_multi_head_information.subspaces import (
     head_contributions as _head_contributions_function,
 )
 from ..chapters.ch06_multi_head_information.subspaces import pattern_rank as _pattern_rank_function
+from ..i18n import say
 from ..metrics import co_information as _co_information_function
 from ..metrics import entropy as _entropy_function
 from ..metrics import mutual_information as _mutual_information_function
-from .engine import Case, Exercise, randn
+from .engine import Case, Exercise, Label, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _pattern_rank = _pattern_rank_function
@@ -170,10 +171,14 @@ def _count_hint(text=None):
 
     def hint(got, expected):
         if isinstance(got, float) or (isinstance(got, torch.Tensor) and got.is_floating_point()):
-            return "return an int (a number of dimensions), not a float"
-        return text
+            return say(RETURN_INT)
+        return say(text) if text else None
 
+    hint.texts = (RETURN_INT, text)
     return hint
+
+
+RETURN_INT = "return an int (a number of dimensions), not a float"
 
 
 def _softmax_rows(S):
@@ -198,11 +203,15 @@ def _pattern_cases(g) -> list[Case]:
     )
     r = int(torch.randint(1, 4, (), generator=g))
     A, B = randn(g, 7, r, dtype=DT), randn(g, 7, r, dtype=DT)
-    cases.append(Case(f"scores of rank {r} (7 × 7)", (_softmax_rows(A @ B.T),), hint=_count_hint()))
+    cases.append(
+        Case(
+            Label("scores of rank {r} (7 × 7)", r=r), (_softmax_rows(A @ B.T),), hint=_count_hint()
+        )
+    )
     n = int(torch.randint(5, 9, (), generator=g))
     cases.append(
         Case(
-            f"softmax of random ({n}, {n}) scores",
+            Label("softmax of random ({n}, {n}) scores", n=n),
             (_softmax_rows(randn(g, n, n, dtype=DT)),),
             hint=_count_hint(),
         )
@@ -221,7 +230,7 @@ def _pattern_cases(g) -> list[Case]:
     eye = torch.eye(m, dtype=DT)
     cases.append(
         Case(
-            f"attend to yourself with weight 0.8, the rest evenly ({m} × {m})",
+            Label("attend to yourself with weight 0.8, the rest evenly ({m} × {m})", m=m),
             (0.8 * eye + 0.2 / (m - 1) * (1 - eye),),
             hint=_count_hint(),
         )
@@ -348,12 +357,17 @@ def _nan_hint(text=None):
 
     def hint(got, expected):
         if isinstance(got, torch.Tensor) and got.is_floating_point() and got.dtype != DT:
-            return f"computed in {got.dtype}: keep the table's dtype, float64"
+            return say(COMPUTED_IN, dtype=got.dtype)
         if isinstance(got, torch.Tensor) and bool(torch.isnan(got).any()):
-            return "a cell with probability 0 gave NaN: count 0 · log 0 as 0"
-        return text
+            return say(ZERO_CELL_NAN)
+        return say(text) if text else None
 
+    hint.texts = (COMPUTED_IN, ZERO_CELL_NAN, text)
     return hint
+
+
+COMPUTED_IN = "computed in {dtype}: keep the table's dtype, float64"
+ZERO_CELL_NAN = "a cell with probability 0 gave NaN: count 0 · log 0 as 0"
 
 
 def _co_cases(g) -> list[Case]:

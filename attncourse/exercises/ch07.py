@@ -20,11 +20,12 @@ import torch
 
 from ..attention import softmax as _softmax_function
 from ..chapters.ch07_positional_encoding import encodings as _encodings_module
+from ..i18n import say
 from ..positional import RotaryEmbedding as _RotaryEmbedding
 from ..positional import alibi_bias as _alibi_bias_function
 from ..positional import alibi_slopes as _alibi_slopes_function
 from ..positional import sinusoidal_shift_matrix as _shift_matrix_function
-from .engine import Case, Exercise, randn
+from .engine import Case, Exercise, Label, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -57,9 +58,10 @@ def _angles_hint(hint=None, *, relative=1e-3):
         ):
             off = float((got.detach() - expected).abs().max())
             if off <= relative * max(1.0, float(expected.abs().max())):
-                return FLOAT32_ANGLES
-        return hint
+                return say(FLOAT32_ANGLES)
+        return say(hint) if hint else None
 
+    choose.texts = (FLOAT32_ANGLES, hint)
     return choose
 
 
@@ -89,17 +91,23 @@ def _shift_cases(g) -> list[Case]:
     back = -int(torch.randint(1, 6, (), generator=g))
     far = int(torch.randint(400, 2000, (), generator=g))
     return [
-        Case(f"offset {k}, dim 8, base 10000", (k, 8, 10000.0), hint=_angles_hint()),
-        Case(f"a negative offset {back}, dim 6", (back, 6, 10000.0), hint=_angles_hint()),
+        Case(Label("offset {k}, dim 8, base 10000", k=k), (k, 8, 10000.0), hint=_angles_hint()),
+        Case(
+            Label("a negative offset {k}, dim 6", k=back), (back, 6, 10000.0), hint=_angles_hint()
+        ),
         Case(
             "offset 0, dim 4",
             (0, 4, 10000.0),
             hint="shifting by 0 positions changes nothing: R_0 is the identity",
         ),
-        Case(f"one pair only: offset {k + 3}, dim 2", (k + 3, 2, 10000.0), hint=_angles_hint()),
-        Case(f"base 100, offset {k}, dim 12", (k, 12, 100.0), hint=_angles_hint()),
         Case(
-            f"a far offset {far} (the angles wrap around), dim 16",
+            Label("one pair only: offset {k}, dim 2", k=k + 3),
+            (k + 3, 2, 10000.0),
+            hint=_angles_hint(),
+        ),
+        Case(Label("base 100, offset {k}, dim 12", k=k), (k, 12, 100.0), hint=_angles_hint()),
+        Case(
+            Label("a far offset {k} (the angles wrap around), dim 16", k=far),
             (far, 16, 10000.0),
             hint=_angles_hint(),
         ),
@@ -177,7 +185,7 @@ def _rope_cases(g) -> list[Case]:
             hint=_angles_hint(),
         ),
         Case(
-            f"x (6, 6), positions {shuffled.tolist()}",
+            Label("x (6, 6), positions {positions}", positions=shuffled.tolist()),
             (randn(g, 6, 6, dtype=DT), shuffled, 10000.0),
             hint=_angles_hint(
                 "row t of x sits at position positions[t]: rotate it by positions[t] · θ_i"

@@ -17,7 +17,7 @@ import torch
 
 from ..chapters import ch09_pre_ln_vs_post_ln as _chapter
 from ..threads import single_thread
-from .engine import Case, Exercise
+from .engine import Case, Exercise, Label
 
 # ---------------------------------------------------------------------------- Pre-LN block
 
@@ -297,7 +297,7 @@ def _warmup_schedule_cases(g):
     peak = float(torch.rand(1, generator=g)) * 1e-2 + 1e-4
     w = int(torch.randint(3, 12, (1,), generator=g))
     cases = [
-        Case(f"steps=20, peak={peak:.4g}, warmup={w}", (20, peak, w)),
+        Case(Label("steps=20, peak={peak}, warmup={w}", peak=f"{peak:.4g}", w=w), (20, peak, w)),
         Case("steps=10, peak=1e-3, warmup=4", (10, 1e-3, 4)),
         Case("steps=5, peak=3e-3, warmup=1 (full lr from the first step)", (5, 3e-3, 1)),
         Case("warm-up longer than training: steps=6, warmup=10", (6, 1e-2, 10)),
@@ -435,7 +435,7 @@ def _deepnorm_constants_cases(g):
     (Wang et al. 2022; an encoder-only model has the same constants).
     """
     ns = [1, 6, 12] + [int(torch.randint(2, 1000, (1,), generator=g)) for _ in range(2)]
-    cases = [Case(f"N = {n}", (n,)) for n in ns]
+    cases = [Case(Label("N = {n}", n=n), (n,)) for n in ns]
     diagnoses = [
         (
             "α and β are swapped: α = (2N)^¼ scales the residual, β = (8N)^−¼ the initialisation",

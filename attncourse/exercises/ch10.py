@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from ..attention import chunked_attention, linear_attention, soft_masked_attention
 from ..attention.sparse import gumbel_sigmoid
 from ..chapters.ch10_efficient_gated_attention.tiles import online_softmax_step
+from ..i18n import say
 from .engine import Case, Exercise, nonfinite, randn
 
 _where = torch.where
@@ -60,8 +61,11 @@ OVERFLOW = (
 )
 
 
+ZERO_WEIGHTS = "a row whose mask is all 0 must get weights 0"
+
+
 def _empty_row_hint(got, expected):
-    return EMPTY_ROW if nonfinite(got) else "a row whose mask is all 0 must get weights 0"
+    return say(EMPTY_ROW if nonfinite(got) else ZERO_WEIGHTS)
 
 
 def _masked_weights_cases(g) -> list[Case]:
@@ -372,3 +376,7 @@ __all__ = [
     "check_masked_weights",
     "check_online_softmax_step",
 ]
+
+
+# what the hints above say (``attncourse.exercises.messages``)
+SENTENCES = (EMPTY_ROW, ZERO_WEIGHTS)

@@ -61,13 +61,41 @@ ATTENTION_BUILTINS = ("attention",)
 PRECISION = 64  # a tolerance of this many units of the dtype's precision at the inputs' magnitude
 
 
+class Label(str):
+    """A case's label with numbers drawn at run time: ``Label("offset {k}, dim 8", k=3)`` is the
+    English text "offset 3, dim 8" (a ``str``), and ``label_text`` says it in the learner's
+    language, the template translated and the same numbers filled in."""
+
+    def __new__(cls, template: str, **fields):
+        label = super().__new__(cls, template.format(**fields) if fields else template)
+        label.template, label.fields = template, fields
+        return label
+
+    def __reduce__(self):
+        return (_label, (self.template, self.fields))
+
+
+def _label(template: str, fields: dict) -> Label:
+    return Label(template, **fields)
+
+
+def label_text(label: str) -> str:
+    """A case's label in the learner's language (``Label``: its numbers filled in)."""
+    if isinstance(label, Label):
+        return say(label.template, **label.fields)
+    return say(label)
+
+
 @dataclass
 class Case:
     """One input to check a function on.
 
-    ``label`` says what the input is ("scores of 1000"), for the failure message.
+    ``label`` says what the input is ("scores of 1000"), for the failure message: a plain string,
+    or a ``Label`` when it holds numbers drawn at run time (both translated by ``say``).
     ``hint``: what to tell the learner when this case gives a wrong result and no diagnosis
-    explains it; a string, or ``hint(got, expected) -> str | None`` to choose by what came back.
+    explains it; a string, or ``hint(got, expected) -> str | None`` to choose by what came back
+    (said in the learner's language by the function itself, ``attncourse.i18n.say``; its
+    ``texts`` attribute, or its module's ``SENTENCES``, lists what it can say).
     ``on_error``: what to tell the learner when the function raises on this case.
     ``diagnoses``: mistakes recognised on this case besides the exercise's own (set when the
     cases' builder returns them).
@@ -107,11 +135,15 @@ def _same_inputs(a, b) -> bool:
     return True
 
 
+A_TENSOR = "a {dtype} tensor of shape {shape}"
+A_SEQUENCE = "a {kind} of {count}"
+
+
 def _describe(value) -> str:
     if isinstance(value, _Tensor):
-        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+        return say(A_TENSOR, dtype=value.dtype, shape=tuple(value.shape))
     if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)}"
+        return say(A_SEQUENCE, kind=type(value).__name__, count=len(value))
     return (
         f"{type(value).__name__} {value!r}"
         if isinstance(value, int | float)
@@ -164,44 +196,57 @@ def _differing(got: float, expected: float) -> tuple[str, str]:
     return a, b
 
 
+# what ``_compare`` finds (translated by ``say``; ``{...}``: filled in)
+RETURNED_NONE = "returned None: did you forget `return`?"
+NOT_A_TUPLE = "returned {got}, expected a tuple ({names}) of {count} tensors"
+TUPLE_LENGTH = "returned {got} values, expected {count} ({names})"
+NOT_A_TENSOR = "returned {got}, expected a torch.Tensor"
+A_SUBCLASS = "returned a {type} (a subclass of torch.Tensor): return a plain torch.Tensor"
+WRONG_SHAPE = "returned shape {got}, expected {expected}"
+WRONG_DTYPE = "returned dtype {got}, expected {expected}: keep the input's dtype"
+WRONG_ENTRIES = "wrong values: {wrong} of {total} entries differ"
+CONTAINS_NAN = "contains NaN"
+CONTAINS_INF = "contains inf"
+LARGEST_DIFFERENCE = (
+    "wrong values: largest difference {difference} at index {index} (got {got}, expected "
+    "{expected}; allowed {allowed})"
+)
+NOT_A_NUMBER = "returned something that is not a number ({error})"
+HINTED = "{hint} ({problem})"  # a case's hint, and the difference it explains
+
+
 def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | None:
     if got is None:
-        return "returned None: did you forget `return`?"
+        return say(RETURNED_NONE)
     if isinstance(expected, tuple):
         if not isinstance(got, tuple | list):
-            return (
-                f"returned {_describe(got)}, expected a tuple ({', '.join(names)}) of "
-                f"{len(expected)} tensors"
-            )
+            return say(NOT_A_TUPLE, got=_describe(got), names=", ".join(names), count=len(expected))
         if len(got) != len(expected):
-            return f"returned {len(got)} values, expected {len(expected)} ({', '.join(names)})"
+            return say(TUPLE_LENGTH, got=len(got), count=len(expected), names=", ".join(names))
         for i in order or range(len(expected)):
             p = _compare(got[i], expected[i], (), (), scale, precision, slack)
             if p is not None:
                 return f"{names[i]}: {p}" if names else p
         return None
     if not isinstance(got, _Tensor):
-        return f"returned {_describe(got)}, expected a torch.Tensor"
+        return say(NOT_A_TENSOR, got=_describe(got))
     if type(got) is not _Tensor:
-        return (
-            f"returned a {type(got).__name__} (a subclass of torch.Tensor): "
-            "return a plain torch.Tensor"
-        )
+        return say(A_SUBCLASS, type=type(got).__name__)
     if got.shape != expected.shape:
-        return f"returned shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
+        return say(WRONG_SHAPE, got=tuple(got.shape), expected=tuple(expected.shape))
     if got.dtype != expected.dtype:
-        return f"returned dtype {got.dtype}, expected {expected.dtype}: keep the input's dtype"
+        return say(WRONG_DTYPE, got=got.dtype, expected=expected.dtype)
     got = got.detach()
     if not expected.is_floating_point():
         if _equal(got, expected):
             return None
         wrong = int((got != expected).sum())
-        return f"wrong values: {wrong} of {got.numel()} entries differ"
+        return say(WRONG_ENTRIES, wrong=wrong, total=got.numel())
     bad_nan = _isnan(got) & ~_isnan(expected)
     if bad_nan.any():
-        return "contains NaN"
+        return say(CONTAINS_NAN)
     if (_isinf(got) & (got != expected)).any():
-        return "contains inf"
+        return say(CONTAINS_INF)
     atol, rtol = tolerance(expected.dtype, scale, expected, precision)
     both_nan = _isnan(got) & _isnan(expected)
     diff = torch.where(both_nan | (got == expected), 0.0, (got - expected).abs())
@@ -210,9 +255,13 @@ def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | 
         excess = torch.where(diff > allowed, diff, 0.0)
         index = tuple(int(i) for i in torch.unravel_index(excess.argmax(), diff.shape))
         shown, wanted = _differing(float(got[index]), float(expected[index]))
-        return (
-            f"wrong values: largest difference {float(diff.max()):.3g} at index {index} "
-            f"(got {shown}, expected {wanted}; allowed {float(allowed[index]):.2g})"
+        return say(
+            LARGEST_DIFFERENCE,
+            difference=f"{float(diff.max()):.3g}",
+            index=index,
+            got=shown,
+            expected=wanted,
+            allowed=f"{float(allowed[index]):.2g}",
         )
     return None
 
@@ -237,6 +286,7 @@ PASSED = "✓ {name}: all {count} checks passed"
 ON_ERROR = "{name}: {note} ({where}; it raised {raised})"
 RAISED = "{name} raised {raised} ({where})"
 HINT = "hint: {hint}"
+YOUR_FUNCTION = "your function"
 
 _EXCEPTION_HINTS = [
     (
@@ -281,17 +331,37 @@ SENTENCES = (
     ON_ERROR,
     RAISED,
     HINT,
+    YOUR_FUNCTION,
+    A_TENSOR,
+    A_SEQUENCE,
+    RETURNED_NONE,
+    NOT_A_TUPLE,
+    TUPLE_LENGTH,
+    NOT_A_TENSOR,
+    A_SUBCLASS,
+    WRONG_SHAPE,
+    WRONG_DTYPE,
+    WRONG_ENTRIES,
+    CONTAINS_NAN,
+    CONTAINS_INF,
+    LARGEST_DIFFERENCE,
+    NOT_A_NUMBER,
+    HINTED,
     *(hint for _, hint in _EXCEPTION_HINTS),
 )
 
 
 def messages_of(exercise: Exercise) -> list[str]:
     """The fixed texts a check of ``exercise`` can say: its named mistakes, and its cases'
-    named mistakes, hints and error notes (those of seed 0; other seeds say the same)."""
+    labels (a ``Label``'s template), named mistakes, hints and error notes (those of seed 0;
+    other seeds say the same). What a hint function says is its ``texts`` (a hint made for a
+    case) or its module's ``SENTENCES``."""
     texts = [message for message, _ in exercise.diagnoses]
     for case in exercise.inputs(0):
+        texts.append(getattr(case.label, "template", case.label))
         texts += [message for message, _ in case.diagnoses]
         texts += [t for t in (case.hint, case.on_error) if isinstance(t, str)]
+        texts += [t for t in getattr(case.hint, "texts", ()) if t]  # a hint function's
     return texts
 
 
@@ -464,10 +534,7 @@ class Exercise:
             try:
                 got = self.convert(got)
             except Exception as error:
-                return (
-                    "difference",
-                    f"returned something that is not a number ({type(error).__name__})",
-                )
+                return "difference", say(NOT_A_NUMBER, error=type(error).__name__)
         scale = (
             self.scale(*case.args, **case.kwargs)
             if self.scale
@@ -493,8 +560,17 @@ class Exercise:
                     is None
                 ):
                     return "diagnosis", say(message)
-        hint = case.hint(got, expected) if callable(case.hint) else case.hint
-        return ("hint", f"{say(hint)} ({problem})") if hint else ("difference", problem)
+        # a hint function says its own words (in the learner's language); a fixed hint is said here
+        if callable(case.hint):
+            try:
+                hint = case.hint(got, expected)
+            except Exception:  # a hint that cannot read this answer (a short tuple) says nothing
+                hint = None
+        else:
+            hint = say(case.hint) if case.hint else None
+        if hint:
+            return "hint", say(HINTED, hint=hint, problem=problem)
+        return "difference", problem
 
     # the check in the notebook -----------------------------------------------------------
     def static_problems(self, fn) -> list[str]:
@@ -541,13 +617,13 @@ class Exercise:
         __tracebackhide__ = True
         if not callable(fn):
             raise AssertionError(say(NOT_A_FUNCTION, type=type(fn).__name__))
-        name = self.name or getattr(fn, "__name__", "your function")
+        name = self.name or getattr(fn, "__name__", None) or say(YOUR_FUNCTION)
         problems = self.static_problems(fn)
         if problems:
             raise AssertionError(from_scratch_message(name, problems[0]))
         cases = self.inputs(seed)
         for number, case in enumerate(cases, 1):
-            where = say(WHERE, number=number, total=len(cases), label=case.label)
+            where = say(WHERE, number=number, total=len(cases), label=label_text(case.label))
             expected = self.expected(case)
             got, (args, kwargs) = self.run(fn, case, name, where)
             if not _same_inputs((args, kwargs), (case.args, case.kwargs)):
@@ -631,11 +707,13 @@ __all__ = [
     "Case",
     "CheckFailed",
     "Exercise",
+    "Label",
     "Refused",
     "as_tensor",
     "check_function",
     "describe_inputs",
     "generator",
+    "label_text",
     "nonfinite",
     "randn",
     "tolerance",

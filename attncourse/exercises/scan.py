@@ -45,6 +45,7 @@ import warnings
 from dataclasses import dataclass
 
 from .. import guard
+from ..i18n import say
 
 # modules an answer may import (and use the public names of); a set: only those names
 IMPORTABLE: dict[str, frozenset[str] | None] = {
@@ -141,8 +142,78 @@ RULE = (
     "numpy.load, frame attributes, a module passed around as a value, import *)."
 )
 
-_WHY_DYNAMIC = "which hides what is called: answers name what they call"
-_WHY_PRIVATE = "answers may not use private names (starting with _)"
+# the refusals, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in). A problem
+# is (template, fields) until it is said; an import's problem is its use's twin (``IMPORTS``).
+LINE = "line {line} {problem}"
+USES_COURSE = "uses the course's own {name}: write it yourself"
+IMPORTS_COURSE = "imports the course's own {name}: write it yourself"
+_SCRATCH = ", which computes {what} already: write it from plain tensor operations"
+USES_COMPUTING = "uses {name}" + _SCRATCH
+IMPORTS_COMPUTING = "imports {name}" + _SCRATCH
+USES_METHOD = "uses .{name}()" + _SCRATCH
+_DYNAMIC = ", which hides what is called: answers name what they call"
+USES_DYNAMIC = "uses {name}" + _DYNAMIC
+IMPORTS_DYNAMIC = "imports {name}" + _DYNAMIC
+_PRIVATE = ": answers may not use private names (starting with _)"
+USES_PRIVATE = "uses {name}" + _PRIVATE
+IMPORTS_PRIVATE = "imports {name}" + _PRIVATE
+USES_OUTSIDE = "uses {name}: answers may use only {importable}"
+IMPORTS_OUTSIDE = "imports {name}: answers may use only {importable}"
+IMPORTS_MODULE_OUTSIDE = "imports {name}: answers may import only from {importable}"
+USES_PART = "uses {name}: of {module}, answers may use only {allowed}"
+IMPORTS_PART = "imports {name}: of {module}, answers may use only {allowed}"
+USES_BUILTIN = (
+    "uses the built-in {name}: answers may use only the plain built-ins (numbers, containers, "
+    "iteration, print, exceptions)"
+)
+USES_MODULE = (
+    "uses the module {name} as a value, which hides what is called: answers use a module only "
+    "as {name}.name"
+)
+IMPORTS_RELATIVE = "imports from {name}: answers import modules"
+IMPORTS_STAR = "imports * from {name}: answers import names one by one"
+CHANGES = "changes {name}, the library's own code"
+UNREADABLE = "cannot be read ({error})"
+IMPORTS = {
+    USES_COURSE: IMPORTS_COURSE,
+    USES_COMPUTING: IMPORTS_COMPUTING,
+    USES_DYNAMIC: IMPORTS_DYNAMIC,
+    USES_PRIVATE: IMPORTS_PRIVATE,
+    USES_OUTSIDE: IMPORTS_OUTSIDE,
+    USES_PART: IMPORTS_PART,
+}
+SENTENCES = (
+    LINE,
+    *IMPORTS,
+    *IMPORTS.values(),
+    USES_METHOD,
+    IMPORTS_MODULE_OUTSIDE,
+    USES_BUILTIN,
+    USES_MODULE,
+    IMPORTS_RELATIVE,
+    IMPORTS_STAR,
+    CHANGES,
+    UNREADABLE,
+    IMPORTABLE_TEXT,
+)
+
+
+def _computing(name: str, description: str) -> tuple[str, dict]:
+    return USES_COMPUTING, {"name": name, "what": description}
+
+
+def _outside(name: str) -> tuple[str, dict]:
+    return USES_OUTSIDE, {"name": name, "importable": IMPORTABLE_TEXT}
+
+
+def _said(problem: tuple[str, dict]) -> str:
+    """A problem in words: the learner's language, the concept and the modules translated too."""
+    template, fields = problem
+    fields = dict(fields)
+    for key in ("what", "importable"):
+        if key in fields:
+            fields[key] = say(fields[key])
+    return say(template, **fields)
 
 
 # ------------------------------------------------------------------------------ magics
@@ -436,11 +507,13 @@ class _Scanner(ast.NodeVisitor):
         self.problems, self.seen = [], set()
         self.aliased = {id(node.value) for node in ast.walk(tree) if _alias(node)}
 
-    def note(self, node: ast.AST, problem: str) -> None:
-        """Record ``problem`` (a phrase starting with a verb) once, as "line N <problem>"."""
-        if problem not in self.seen:
-            self.seen.add(problem)
-            self.problems.append(f"line {getattr(node, 'lineno', '?')} {problem}")
+    def note(self, node: ast.AST, problem: tuple[str, dict]) -> None:
+        """Record ``problem`` ((template, fields) of a phrase starting with a verb) once, as
+        "line N <problem>"."""
+        text = _said(problem)
+        if text not in self.seen:
+            self.seen.add(text)
+            self.problems.append(say(LINE, line=getattr(node, "lineno", "?"), problem=text))
 
     # what a name stands for --------------------------------------------------------------
     def meanings(self, name: str, scope, depth: int = 0) -> list:
@@ -492,36 +565,34 @@ class _Scanner(ast.NodeVisitor):
         return [("unknown", name)]
 
     # judging a path ------------------------------------------------------------------------
-    def judge(self, path: str, obj, *, written: bool, rest=()) -> str | None:
+    def judge(self, path: str, obj, *, written: bool, rest=()) -> tuple[str, dict] | None:
         """The problem with using ``path`` (the object ``obj``, when known), or None.
         ``written``: the path is the answer's own spelling (a canonical one, found from a
         running object, may pass through private modules: ``torch._functorch...vmap``)."""
         parts = path.split(".")
         root = parts[0]
         if root == COURSE_PACKAGE:
-            return f"uses the course's own {path}: write it yourself"
+            return USES_COURSE, {"name": path}
         if obj is not None and id(obj) in self.objects:
             name, description = self.objects[id(obj)]
-            shown = path if written else name
-            return f"uses {shown}, which computes {description} already: {_FROM_SCRATCH}"
+            return _computing(path if written else name, description)
         if path in self.family:
-            return f"uses {path}, which computes {self.family[path]} already: {_FROM_SCRATCH}"
+            return _computing(path, self.family[path])
         whole = ".".join([path, *rest])  # a whole module's member, named in full
         package = _under(path, self.packages)
         if package:
-            description = self.packages[package]
-            return f"uses {whole}, which computes {description} already: {_FROM_SCRATCH}"
+            return _computing(whole, self.packages[package])
         if _under(path, ROUTES):
-            return f"uses {whole}, {_WHY_DYNAMIC}"
+            return USES_DYNAMIC, {"name": whole}
         if root == self.own:
             return None
         if written and any(part.startswith("_") for part in parts):
-            return f"uses {path}: {_WHY_PRIVATE}"
+            return USES_PRIVATE, {"name": path}
         if root not in IMPORTABLE:
-            return f"uses {path}: answers may use only {IMPORTABLE_TEXT}"
+            return _outside(path)
         allowed = IMPORTABLE[root]
         if allowed is not None and len(parts) > 1 and parts[1] not in allowed:
-            return f"uses {path}: of {root}, answers may use only {', '.join(sorted(allowed))}"
+            return USES_PART, {"name": path, "module": root, "allowed": ", ".join(sorted(allowed))}
         return None
 
     def follow(self, start: str, obj, attributes: list[str], *, written: bool):
@@ -531,7 +602,7 @@ class _Scanner(ast.NodeVisitor):
         path = start
         if path.split(".")[0] == COURSE_PACKAGE:  # named as the answer names it, in full
             path = ".".join([path, *attributes])
-            return f"uses the course's own {path}: write it yourself", None, path
+            return (USES_COURSE, {"name": path}), None, path
         if obj is None and written:
             problem = self.judge(path, None, written=True, rest=attributes)
             if problem:
@@ -547,9 +618,9 @@ class _Scanner(ast.NodeVisitor):
         for number, attribute in enumerate(attributes, 1):
             rest = attributes[number:]
             if attribute.startswith("_"):
-                return f"uses {path}.{attribute}: {_WHY_PRIVATE}", None, path
+                return (USES_PRIVATE, {"name": f"{path}.{attribute}"}), None, path
             if attribute in DYNAMIC_ATTRIBUTES and not isinstance(obj, types.ModuleType):
-                return f"uses .{attribute}, {_WHY_DYNAMIC}", None, path
+                return (USES_DYNAMIC, {"name": f".{attribute}"}), None, path
             if obj is not None and not isinstance(obj, types.ModuleType | type):
                 # an attribute of a value (a method of a function, say): judged by its name
                 return self.value_attribute(attribute), None, path
@@ -575,7 +646,7 @@ class _Scanner(ast.NodeVisitor):
         """A use of the chain ``parts``, whose value is itself used (called, stored, passed)."""
         name, attributes = parts[0], parts[1:]
         if name in DYNAMIC_NAMES:
-            self.note(node, f"uses {name}, {_WHY_DYNAMIC}")
+            self.note(node, (USES_DYNAMIC, {"name": name}))
             return
         scope = self.scopes.scope_of.get(id(node), self.scopes.module)
         for meaning in self.meanings(name, scope):
@@ -587,11 +658,7 @@ class _Scanner(ast.NodeVisitor):
                 continue
             if isinstance(meaning, tuple) and meaning[0] == "builtin":
                 if name not in BUILTINS:
-                    self.note(
-                        node,
-                        f"uses the built-in {name}: answers may use only the plain built-ins "
-                        "(numbers, containers, iteration, print, exceptions)",
-                    )
+                    self.note(node, (USES_BUILTIN, {"name": name}))
                 self.attributes(node, attributes)
                 continue
             if isinstance(meaning, _Module):
@@ -607,23 +674,16 @@ class _Scanner(ast.NodeVisitor):
             if problem:
                 self.note(node, problem)
             elif isinstance(reached, types.ModuleType) and id(node) not in self.aliased:
-                self.note(
-                    node,
-                    f"uses the module {path} as a value, which hides what is called: answers "
-                    f"use a module only as {path}.name",
-                )
+                self.note(node, (USES_MODULE, {"name": path}))
 
-    def value_attribute(self, attribute: str) -> str | None:
+    def value_attribute(self, attribute: str) -> tuple[str, dict] | None:
         """The problem with ``value.attribute`` for a value the scan cannot know, or None."""
         if attribute.startswith("_"):
-            return f"uses .{attribute}: {_WHY_PRIVATE}"
+            return USES_PRIVATE, {"name": f".{attribute}"}
         if attribute in self.methods:
-            return (
-                f"uses .{attribute}(), which computes {self.methods[attribute]} already: "
-                f"{_FROM_SCRATCH}"
-            )
+            return USES_METHOD, {"name": attribute, "what": self.methods[attribute]}
         if attribute in DYNAMIC_ATTRIBUTES:
-            return f"uses .{attribute}, {_WHY_DYNAMIC}"
+            return USES_DYNAMIC, {"name": f".{attribute}"}
         return None
 
     def attributes(self, node: ast.AST, attributes: list[str]) -> None:
@@ -639,16 +699,19 @@ class _Scanner(ast.NodeVisitor):
         """An import of ``module`` (and of ``names`` from it)."""
         parts = module.split(".")
         if parts[0] == COURSE_PACKAGE:
-            self.note(node, f"imports the course's own {module}: write it yourself")
+            self.note(node, (IMPORTS_COURSE, {"name": module}))
         elif any(part.startswith("_") for part in parts):
-            self.note(node, f"imports {module}: {_WHY_PRIVATE}")
+            self.note(node, (IMPORTS_PRIVATE, {"name": module}))
         elif parts[0] not in IMPORTABLE:
-            self.note(node, f"imports {module}: answers may import only from {IMPORTABLE_TEXT}")
+            self.note(
+                node, (IMPORTS_MODULE_OUTSIDE, {"name": module, "importable": IMPORTABLE_TEXT})
+            )
         else:
             for name in names or [None]:
                 problem, _, _ = self.follow(module, None, [name] if name else [], written=True)
                 if problem:
-                    self.note(node, problem.replace("uses ", "imports ", 1))
+                    template, fields = problem
+                    self.note(node, (IMPORTS.get(template, template), fields))
                     return
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -658,10 +721,10 @@ class _Scanner(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if node.level:
-            self.note(node, f"imports from {'.' * node.level}{module}: answers import modules")
+            self.note(node, (IMPORTS_RELATIVE, {"name": "." * node.level + module}))
             return
         if any(alias.name == "*" for alias in node.names):
-            self.note(node, f"imports * from {module}: answers import names one by one")
+            self.note(node, (IMPORTS_STAR, {"name": module}))
             return
         self._module(node, module, [alias.name for alias in node.names])
 
@@ -682,7 +745,7 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.ctx, ast.Load):
             self.use(node, [node.id])
         elif node.id in DYNAMIC_NAMES:
-            self.note(node, f"uses {node.id}, {_WHY_DYNAMIC}")
+            self.note(node, (USES_DYNAMIC, {"name": node.id}))
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attribute in node.kwd_attrs:  # case Tensor(softmax=f) reads x.softmax
@@ -707,12 +770,9 @@ class _Scanner(ast.NodeVisitor):
                 base = None
             if base is not None and base.split(".")[0] not in (CAN_CHANGE, self.own):
                 owner = ".".join([base, *parts[1:-1]])
-                self.note(node, f"changes {owner}.{parts[-1]}, the library's own code")
+                self.note(node, (CHANGES, {"name": f"{owner}.{parts[-1]}"}))
                 return
         self.attributes(node, parts[1:])
-
-
-_FROM_SCRATCH = "write it from plain tensor operations"
 
 
 def imports_of(source: str) -> dict[str, str]:
@@ -747,7 +807,7 @@ def scan(source: str, concepts, *, imports: dict[str, str] | None = None, namesp
         scanner = _Scanner(concepts, imports or {}, namespace, tree)
         scanner.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        return [f"cannot be read ({type(error).__name__}: {error})"[:200]]
+        return [say(UNREADABLE, error=f"{type(error).__name__}: {error}")[:200]]
     return scanner.problems
 
 

@@ -16,6 +16,7 @@ English (``status`` says which).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import difflib
 import functools
@@ -24,7 +25,6 @@ import re
 import tempfile
 from pathlib import Path
 
-import nbformat
 import polib
 
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
@@ -78,6 +78,8 @@ def _load(path: Path, lang: str) -> polib.POFile:
 def update(notebook: Path, lang: str) -> dict[str, int]:
     """Bring the catalogue in step with the notebook (see the module docstring) and save it.
     Returns {"new": n, "stale": n, "obsolete": n, "kept": n}."""
+    import nbformat
+
     texts = units(nbformat.read(notebook, as_version=4))
     return _merge(load(notebook, lang), texts, catalogue_path(notebook, lang))
 
@@ -125,6 +127,8 @@ def _closest(text: str, candidates: list[polib.POEntry]) -> polib.POEntry | None
 def status(notebook: Path, lang: str) -> dict[str, list[str]]:
     """{"missing": [...], "stale": [...]}: the English texts without a current translation (each
     cut to its first line)."""
+    import nbformat
+
     return _status(load(notebook, lang), units(nbformat.read(notebook, as_version=4)))
 
 
@@ -159,6 +163,8 @@ def translate(nb, notebook: Path, lang: str):
 def translate_folder(source: Path, out: Path, lang: str, pattern: str = "[0-9][0-9]_*.ipynb"):
     """Write ``lang`` editions of the notebooks in ``source`` into ``out`` (made if needed);
     ``lang == "en"`` copies them. Returns the notebooks written."""
+    import nbformat
+
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for notebook in sorted(Path(source).glob(pattern)):
@@ -266,8 +272,15 @@ def mismatches(english: str, translation: str) -> list[str]:
 
 # ------------------------------------------------------------------ the checks' messages
 # The checks speak the learner's language: ``ATTNCOURSE_LANG`` (set by ``attncourse start
-# --lang``) names it, and ``LANG/messages.po`` holds the translations of the named mistakes,
-# the hints and the engine's sentences (``say``). A message without a translation stays English.
+# --lang``) names it, and ``LANG/messages.po`` holds the translations of every sentence the course
+# says at run time (``say``): the checks' named mistakes, hints, case labels and the engine's
+# sentences, the answer scan's refusals, the grader's notes and reports, the widgets' labels. A
+# sentence without a translation stays English. The grader, which marks submissions of either
+# language side by side, names the language of each one's messages with ``speaking``.
+
+_SPEAKING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "attncourse_speaking", default=None
+)
 
 
 def messages_path(lang: str) -> Path:
@@ -275,8 +288,32 @@ def messages_path(lang: str) -> Path:
 
 
 def learner_language() -> str:
-    lang = os.environ.get("ATTNCOURSE_LANG", "en")
+    """The language ``say`` speaks: the one ``speaking`` names, else ``ATTNCOURSE_LANG``."""
+    lang = _SPEAKING.get() or os.environ.get("ATTNCOURSE_LANG", "en")
     return lang if lang in LANGUAGES else "en"
+
+
+@contextlib.contextmanager
+def speaking(lang: str):
+    """``say`` speaks ``lang`` (a code of ``LANGUAGES``; anything else is English) inside the
+    block, in this thread (and task) only, whatever ``ATTNCOURSE_LANG`` says."""
+    token = _SPEAKING.set(lang if lang in LANGUAGES else "en")
+    try:
+        yield
+    finally:
+        _SPEAKING.reset(token)
+
+
+def notebook_language(metadata) -> str:
+    """The language of a notebook from its metadata (``translate`` writes ``language``): a code
+    of ``LANGUAGES``, English when it names none (a submission's metadata is untrusted)."""
+    lang = metadata.get("language") if isinstance(metadata, dict) else None
+    return lang if isinstance(lang, str) and lang in LANGUAGES else "en"
+
+
+def html_language(lang: str) -> str:
+    """The language code HTML's ``lang`` attribute takes (BCP 47): ``zh_CN`` is ``zh-CN``."""
+    return lang.replace("_", "-")
 
 
 @functools.cache
@@ -292,7 +329,12 @@ def say(text: str, **values) -> str:
     """``text`` in the learner's language (``text.format(**values)`` when values are given)."""
     lang = learner_language()
     template = text if lang == "en" else _messages(lang).get(text, text)
-    return template.format(**values) if values else template
+    if not values:
+        return template
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError, ValueError):  # a translation that lost a field: the English
+        return text.format(**values)
 
 
 def load_messages(lang: str) -> polib.POFile:

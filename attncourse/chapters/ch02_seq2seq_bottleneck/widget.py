@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ...i18n import say, speaking
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
 from .data import SQUARE_TASKS, make_target, source_position
@@ -106,7 +107,31 @@ class DecodingPlot(BlittedFigure):
             bar.set_height(h)
         self._true_pos.set_data([truth[t]], [1.0])
         if self._title is not None:
-            self._title.set_text(decoding_caption(trace, t))
+            with speaking("en"):  # a figure's text stays English (its fonts have no CJK glyphs)
+                self._title.set_text(decoding_caption(trace, t))
+
+
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = "{name}, step t = {t}: wrote {got} {mark} | {where} | sequence accuracy {correct}/{n}"
+NO_ATTENTION = "no attention: the same fixed C at every step"
+PEAK = "attention peak at j = {j} (weight {weight}), true position {true}"
+CORRECT = "correct"
+WRONG = "WRONG (want {want})"
+SOURCE, TARGET, OUTPUT = "source: ", "target: ", "output: "
+MODEL, EXAMPLE, STEP = "model", "example", "step t"
+SENTENCES = (
+    CAPTION,
+    NO_ATTENTION,
+    PEAK,
+    CORRECT,
+    WRONG,
+    SOURCE,
+    TARGET,
+    OUTPUT,
+    MODEL,
+    EXAMPLE,
+    STEP,
+)
 
 
 def decoding_caption(trace: DecodingTrace, t: int) -> str:
@@ -115,16 +140,14 @@ def decoding_caption(trace: DecodingTrace, t: int) -> str:
     j_true = source_position(trace.task, t, n)
     got, want = trace.output[t], trace.target[t]
     if trace.model == "none":
-        where = "no attention: the same fixed C at every step"
+        where = say(NO_ATTENTION)
     else:
         j = int(np.argmax(trace.weights[t]))
-        where = (
-            f"attention peak at j = {j} (weight {trace.weights[t, j]:.2f}), true position {j_true}"
-        )
-    mark = "correct" if got == want else f"WRONG (want {want})"
+        where = say(PEAK, j=j, weight=f"{trace.weights[t, j]:.2f}", true=j_true)
+    mark = say(CORRECT) if got == want else say(WRONG, want=want)
     correct = sum(o == w for o, w in zip(trace.output, trace.target))
     name = trace.model if trace.task in trace.model else f"{trace.model}, {trace.task}"
-    return f"{name}, step t = {t}: wrote {got} {mark} | {where} | sequence accuracy {correct}/{n}"
+    return say(CAPTION, name=name, t=t, got=got, mark=mark, where=where, correct=correct, n=n)
 
 
 def decoding_widget_update(plot: DecodingPlot, traces: dict, model: str, example: int, t: int):
@@ -148,13 +171,13 @@ def decoding_widget(traces: dict, model: str | None = None, example: int = 0, t:
     style = {"description_width": "90px"}
     controls = {
         "model": widgets.ToggleButtons(
-            options=names, value=model, description="model", style=style
+            options=names, value=model, description=say(MODEL), style=style
         ),
         "example": widgets.Dropdown(
-            options=examples, value=example, description="example", style=style
+            options=examples, value=example, description=say(EXAMPLE), style=style
         ),
         "t": widgets.IntSlider(
-            value=t, min=0, max=length - 1, step=1, description="step t", style=style
+            value=t, min=0, max=length - 1, step=1, description=say(STEP), style=style
         ),
     }
 
@@ -174,10 +197,12 @@ def sequences_html(trace: DecodingTrace, t: int) -> str:
             f"<span style='color:{color};font-weight:{weight}'>{o if i <= t else '·'}</span>"
         )
     return (
-        "source: "
+        say(SOURCE)
         + " ".join(str(x) for x in trace.source)
-        + "<br>target: "
+        + "<br>"
+        + say(TARGET)
         + " ".join(str(x) for x in trace.target)
-        + "<br>output: "
+        + "<br>"
+        + say(OUTPUT)
         + " ".join(cells)
     )

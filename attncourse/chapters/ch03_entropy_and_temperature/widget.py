@@ -12,6 +12,7 @@ from typing import NamedTuple
 import torch
 
 from ...attention import softmax
+from ...i18n import say, speaking
 from ...metrics import attention_entropy
 from ...viz import BlittedFigure, figure_widget
 from .temperature import jacobian_frobenius, score_range
@@ -112,17 +113,33 @@ def entropy_state(
     )
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "T = {T}  |  max α = {top}  |  H = {H} nats;  Hoeffding lower bound {lower} ≤ H ≤ "
+    "log n = {log_n}  |  source's 'H ≤ log n − (Δs)²/8' = {printed}: {verdict}  |  "
+    "‖J‖_F = {J}"
+)
+HOLDS = "holds here"
+VIOLATED = "VIOLATED by {excess}"
+SCORES, TEMPERATURE, N_KEYS = "scores", "temperature", "n keys"
+SCALED, SEED = "divide by √d_k", "score seed"
+SENTENCES = (CAPTION, HOLDS, VIOLATED, SCORES, TEMPERATURE, N_KEYS, SCALED, SEED, *PATTERNS)
+
+
 def entropy_caption(state: EntropyState) -> str:
     """One line of numbers: entropy and its bounds, the printed bound's verdict, ‖J‖_F."""
     excess = state.entropy - state.printed_bound  # > 0 for every non-constant score vector
-    verdict = "holds here" if excess <= 0 else f"VIOLATED by {excess:.2g}"
-    return (
-        f"T = {state.temperature:.3g}  |  max α = {float(state.weights.max()):.3f}  |  "
-        f"H = {state.entropy:.3f} nats;  "
-        f"Hoeffding lower bound {max(state.lower_bound, 0.0):.3f} ≤ H ≤ "
-        f"log n = {state.max_entropy:.3f}  |  "
-        f"source's 'H ≤ log n − (Δs)²/8' = {state.printed_bound:.3f}: "
-        f"{verdict}  |  ‖J‖_F = {state.jacobian_frobenius:.3f}"
+    verdict = say(HOLDS) if excess <= 0 else say(VIOLATED, excess=f"{excess:.2g}")
+    return say(
+        CAPTION,
+        T=f"{state.temperature:.3g}",
+        top=f"{float(state.weights.max()):.3f}",
+        H=f"{state.entropy:.3f}",
+        lower=f"{max(state.lower_bound, 0.0):.3f}",
+        log_n=f"{state.max_entropy:.3f}",
+        printed=f"{state.printed_bound:.3f}",
+        verdict=verdict,
+        J=f"{state.jacobian_frobenius:.3f}",
     )
 
 
@@ -228,7 +245,8 @@ class EntropyPlot(BlittedFigure):
         self._j_curve.set_ydata(state.jacobian_curve.numpy())
         self._j_dot.set_data([state.temperature], [state.jacobian_frobenius])
         if self._title is not None:
-            self._title.set_text(entropy_caption(state))
+            with speaking("en"):  # a figure's text stays English (its fonts have no CJK glyphs)
+                self._title.set_text(entropy_caption(state))
 
 
 def entropy_widget_update(
@@ -260,7 +278,10 @@ def entropy_widget(
     style = {"description_width": "90px"}
     controls = {
         "pattern": widgets.Dropdown(
-            options=PATTERNS, value=pattern, description="scores", style=style
+            options=[(say(p), p) for p in PATTERNS],
+            value=pattern,
+            description=say(SCORES),
+            style=style,
         ),
         "temperature": widgets.FloatLogSlider(
             value=temperature,
@@ -268,17 +289,17 @@ def entropy_widget(
             min=-2,
             max=2,
             step=0.05,
-            description="temperature",
+            description=say(TEMPERATURE),
             style=style,
         ),
         "d_k": widgets.SelectionSlider(
             options=[2**i for i in range(11)], value=d_k, description="d_k", style=style
         ),
         "n": widgets.SelectionSlider(
-            options=[2, 3, 4, 8, 16, 32, 64, 128], value=n, description="n keys", style=style
+            options=[2, 3, 4, 8, 16, 32, 64, 128], value=n, description=say(N_KEYS), style=style
         ),
-        "scaled": widgets.Checkbox(value=True, description="divide by √d_k"),
-        "seed": widgets.IntSlider(value=0, min=0, max=20, description="score seed", style=style),
+        "scaled": widgets.Checkbox(value=True, description=say(SCALED)),
+        "seed": widgets.IntSlider(value=0, min=0, max=20, description=say(SEED), style=style),
     }
 
     return figure_widget(

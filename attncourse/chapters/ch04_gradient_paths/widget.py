@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ...attention import MultiHeadAttention
+from ...i18n import say
 from ...viz import BlittedFigure, figure_widget
 from .jacobians import chapter_attention, chapter_inputs, log_slope, scaled_orthogonal
 
@@ -171,14 +172,30 @@ def gradient_curves(
     )
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "{nonlinearity} RNN, rho = {rho}, length {L}  |  RNN: slope of ln g = {slope} per step "
+    "(ln rho = {ln_rho}), g(1)/g({last}) = {ratio_rnn}  |  attention: g(1)/g({last}) = "
+    "{ratio_attention}"
+)
+RHO, NONLINEARITY = "spectral radius rho", "nonlinearity"
+LENGTH, INPUT_SCALE = "length T", "input scale"
+SENTENCES = (CAPTION, RHO, NONLINEARITY, LENGTH, INPUT_SCALE)
+
+
 def gradient_caption(c: GradientCurves) -> str:
     """One line of numbers: the setting, the RNN's slope and both end-to-end ratios."""
     L = len(c.distances)
-    return (
-        f"{c.nonlinearity} RNN, rho = {c.rho:.2f}, length {L}  |  "
-        f"RNN: slope of ln g = {c.slope:+.3f} per step "
-        f"(ln rho = {math.log(c.rho):+.3f}), g(1)/g({L - 1}) = {c.ratio_rnn:.3g}  |  "
-        f"attention: g(1)/g({L - 1}) = {c.ratio_attention:.3g}"
+    return say(
+        CAPTION,
+        nonlinearity=c.nonlinearity,
+        rho=f"{c.rho:.2f}",
+        L=L,
+        slope=f"{c.slope:+.3f}",
+        ln_rho=f"{math.log(c.rho):+.3f}",
+        last=L - 1,
+        ratio_rnn=f"{c.ratio_rnn:.3g}",
+        ratio_attention=f"{c.ratio_attention:.3g}",
     )
 
 
@@ -263,14 +280,14 @@ def gradient_widget(
             min=0.5,
             max=1.5,
             step=0.01,
-            description="spectral radius rho",
+            description=say(RHO),
             style=style,
             continuous_update=True,
         ),
         "nonlinearity": widgets.ToggleButtons(
             options=["linear", "tanh", "relu"],
             value=nonlinearity,
-            description="nonlinearity",
+            description=say(NONLINEARITY),
             style=style,
         ),
         "length": widgets.IntSlider(
@@ -278,7 +295,7 @@ def gradient_widget(
             min=10,
             max=WIDGET_MAX_LENGTH,
             step=10,
-            description="length T",
+            description=say(LENGTH),
             style=style,
         ),
         "input_scale": widgets.FloatLogSlider(
@@ -287,7 +304,7 @@ def gradient_widget(
             min=-8,
             max=0.5,
             step=0.25,
-            description="input scale",
+            description=say(INPUT_SCALE),
             style=style,
         ),
     }

@@ -18,6 +18,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from ...flow import attention_rollout, flow_shares, reachability
+from ...i18n import say
 from ...viz import BlittedFigure, figure_widget
 from .graphs import MASK_KINDS, chapter_mask
 
@@ -78,13 +79,29 @@ def flow_view(views: dict, kind: str, layer: int, head: str, query: int) -> Flow
     )
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "{kind} mask, layer {layer}, head {head}, query {query}  |  shares of this head's weight: "
+    "forward (j < i) {forward}, backward (j > i) {backward}, self {own}  |  after {layer} "
+    "layer(s) query {query} can depend on {reachable} of {T} inputs"
+)
+MASK, LAYER, HEAD, QUERY, MEAN = "mask", "layer", "head", "query i", "mean"
+SENTENCES = (CAPTION, MASK, LAYER, HEAD, QUERY, MEAN, *MASK_KINDS)
+
+
 def flow_caption(view: FlowView) -> str:
     forward, backward, own = view.shares
-    return (
-        f"{view.kind} mask, layer {view.layer}, head {view.head}, query {view.query}  |  "
-        f"shares of this head's weight: forward (j < i) {forward:.2f}, backward (j > i) "
-        f"{backward:.2f}, self {own:.2f}  |  after {view.layer} layer(s) query {view.query} can "
-        f"depend on {view.reachable} of {len(view.raw)} inputs"
+    return say(
+        CAPTION,
+        kind=say(view.kind),
+        layer=view.layer,
+        head=say(view.head),
+        query=view.query,
+        forward=f"{forward:.2f}",
+        backward=f"{backward:.2f}",
+        own=f"{own:.2f}",
+        reachable=view.reachable,
+        T=len(view.raw),
     )
 
 
@@ -159,12 +176,16 @@ def flow_widget(model, tokens: torch.Tensor, kind: str = "bidirectional", query:
     plot = FlowPlot(T)
     style = {"description_width": "80px"}
     controls = {
-        "kind": widgets.ToggleButtons(options=list(MASK_KINDS), value=kind, description="mask"),
-        "layer": widgets.IntSlider(value=1, min=1, max=L, description="layer", style=style),
-        "head": widgets.ToggleButtons(
-            options=[str(h + 1) for h in range(H)] + ["mean"], value="mean", description="head"
+        "kind": widgets.ToggleButtons(
+            options=[(say(k), k) for k in MASK_KINDS], value=kind, description=say(MASK)
         ),
-        "query": widgets.IntSlider(value=query, min=0, max=T - 1, description="query i"),
+        "layer": widgets.IntSlider(value=1, min=1, max=L, description=say(LAYER), style=style),
+        "head": widgets.ToggleButtons(
+            options=[(str(h + 1), str(h + 1)) for h in range(H)] + [(say(MEAN), MEAN)],
+            value=MEAN,
+            description=say(HEAD),
+        ),
+        "query": widgets.IntSlider(value=query, min=0, max=T - 1, description=say(QUERY)),
     }
 
     def update(plot, kind, layer, head, query):

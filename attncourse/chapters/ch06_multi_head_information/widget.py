@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import matplotlib
 import torch
 
+from ...i18n import say
 from ...losses import cross_entropy
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
@@ -67,11 +68,21 @@ def head_mask_state(
     return HeadMaskState(mask.clone(), accuracy, loss, patterns, x[example])
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = "{removed} of {total} heads removed  |  accuracy {accuracy}, loss {loss}"
+TOGGLE = "layer {layer}, head {head}: on = kept"
+ORDER, FIRST_K = "prune in the order", "first k heads of it"
+SENTENCES = (CAPTION, TOGGLE, ORDER, FIRST_K, MICHEL, ABLATION, NET_INFORMATION)
+
+
 def head_mask_caption(state: HeadMaskState) -> str:
     removed = int((state.mask == 0).sum())
-    return (
-        f"{removed} of {state.mask.numel()} heads removed  |  accuracy {state.accuracy:.3f}, "
-        f"loss {state.loss:.3f}"
+    return say(
+        CAPTION,
+        removed=removed,
+        total=state.mask.numel(),
+        accuracy=f"{state.accuracy:.3f}",
+        loss=f"{state.loss:.3f}",
     )
 
 
@@ -167,7 +178,7 @@ def head_mask_widget(model: HeadGatedEncoder, data: tuple, curves: dict, orders:
         f"L{layer}H{head}": widgets.ToggleButton(
             value=True,
             description=f"{layer + 1}.{head + 1}",
-            tooltip=f"layer {layer + 1}, head {head + 1}: on = kept",
+            tooltip=say(TOGGLE, layer=layer + 1, head=head + 1),
             layout=widgets.Layout(width="44px", padding="0px"),
         )
         for layer in range(L)
@@ -177,14 +188,12 @@ def head_mask_widget(model: HeadGatedEncoder, data: tuple, curves: dict, orders:
     controls = {
         **toggles,
         "order": widgets.Dropdown(
-            options=list(orders),
+            options=[(say(name), name) for name in orders],
             value=next(iter(orders)),
-            description="prune in the order",
+            description=say(ORDER),
             style=style,
         ),
-        "k": widgets.IntSlider(
-            value=0, min=0, max=L * H, description="first k heads of it", style=style
-        ),
+        "k": widgets.IntSlider(value=0, min=0, max=L * H, description=say(FIRST_K), style=style),
     }
 
     def update(plot, order, k, **toggled):

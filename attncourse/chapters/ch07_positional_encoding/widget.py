@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..._validation import require_choice
+from ...i18n import say
 from ...positional import RotaryEmbedding, alibi_bias, alibi_slopes, sinusoidal_encoding
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
@@ -171,29 +172,61 @@ SIMILARITY_LABELS = {
 }
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "{what}, position p = {position}  |  similarity: {similarity}; {relative}  |  RoPE plane "
+    "{plane}: θ = {theta} rad/position, angle p·θ = {angle} rad  |  ALiBi head 1 (m = 1/2): key "
+    "0 gets e^({far}) = {factor} of the query's own weight"
+)
+WHAT = {
+    "sinusoidal": "sinusoidal, d = {dim}",
+    "rope": "RoPE on a fixed unit vector u, d = {dim}",
+    "alibi": "ALiBi, {heads} heads, slopes 1/2 … 1/256",
+    "learned": "learned table, {rows} positions, d = {dim}",
+}
+RELATIVE = "similarity depends on q − p only"
+CHANGES = "similarity changes with p by up to {spread}"
+NO_ROW = "no row for position {position}: a learned table cannot extrapolate"
+ENCODING, DIMENSION, POSITION, PLANE = "encoding", "dimension d", "position p", "RoPE plane i"
+OPTIONS = {"sinusoidal": "sinusoidal", "learned": "learned"}  # RoPE and ALiBi keep their names
+SENTENCES = (
+    CAPTION,
+    *WHAT.values(),
+    SIMILARITY_LABELS["alibi"],
+    RELATIVE,
+    CHANGES,
+    NO_ROW,
+    ENCODING,
+    DIMENSION,
+    POSITION,
+    PLANE,
+    *OPTIONS.values(),
+)
+
+
 def encoding_caption(v: EncodingView) -> str:
     """One line of numbers for the setting."""
-    what = {
-        "sinusoidal": f"sinusoidal, d = {v.dim}",
-        "rope": f"RoPE on a fixed unit vector u, d = {v.dim}",
-        "alibi": f"ALiBi, {ALIBI_HEADS} heads, slopes 1/2 … 1/256",
-        "learned": f"learned table, {int(torch.isfinite(v.heatmap[:, 0]).sum())} positions, "
-        f"d = {v.dim}",
-    }[v.encoding]
-    relative = (
-        "similarity depends on q − p only"
-        if v.spread < 1e-9
-        else f"similarity changes with p by up to {v.spread:.3f}"
+    what = say(
+        WHAT[v.encoding],
+        dim=v.dim,
+        heads=ALIBI_HEADS,
+        rows=int(torch.isfinite(v.heatmap[:, 0]).sum()),
     )
+    relative = say(RELATIVE) if v.spread < 1e-9 else say(CHANGES, spread=f"{v.spread:.3f}")
     if v.encoding == "learned" and not bool(torch.isfinite(v.similarity).any()):
-        relative = f"no row for position {v.position}: a learned table cannot extrapolate"
+        relative = say(NO_ROW, position=v.position)
     far = v.alibi_rows[0, 0]
-    return (
-        f"{what}, position p = {v.position}  |  similarity: {SIMILARITY_LABELS[v.encoding]}; "
-        f"{relative}  |  RoPE plane {v.plane}: "
-        f"θ = {v.theta:.3g} rad/position, angle p·θ = {v.position * v.theta:.3g} rad  |  "
-        f"ALiBi head 1 (m = 1/2): key 0 gets e^({float(far):.1f}) = {math.exp(float(far)):.2g} "
-        "of the query's own weight"
+    return say(
+        CAPTION,
+        what=what,
+        position=v.position,
+        similarity=say(SIMILARITY_LABELS[v.encoding]),
+        relative=relative,
+        plane=v.plane,
+        theta=f"{v.theta:.3g}",
+        angle=f"{v.position * v.theta:.3g}",
+        far=f"{float(far):.1f}",
+        factor=f"{math.exp(float(far)):.2g}",
     )
 
 
@@ -302,16 +335,23 @@ def encoding_widget(
     style = {"description_width": "90px"}
     controls = {
         "encoding": widgets.ToggleButtons(
-            options=list(WIDGET_ENCODINGS), value=encoding, description="encoding", style=style
+            options=[(say(OPTIONS.get(e, e)), e) for e in WIDGET_ENCODINGS],
+            value=encoding,
+            description=say(ENCODING),
+            style=style,
         ),
         "dim": widgets.IntSlider(
-            value=dim, min=2, max=MAX_DIM, step=2, description="dimension d", style=style
+            value=dim, min=2, max=MAX_DIM, step=2, description=say(DIMENSION), style=style
         ),
         "position": widgets.IntSlider(
-            value=position, min=0, max=WIDGET_POSITIONS - 1, description="position p", style=style
+            value=position,
+            min=0,
+            max=WIDGET_POSITIONS - 1,
+            description=say(POSITION),
+            style=style,
         ),
         "plane": widgets.IntSlider(
-            value=plane, min=0, max=MAX_DIM // 2 - 1, description="RoPE plane i", style=style
+            value=plane, min=0, max=MAX_DIM // 2 - 1, description=say(PLANE), style=style
         ),
     }
 

@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from ...i18n import say, speaking
 from ...viz import BlittedFigure, figure_widget
 from .stacks import LAYER_KINDS, LayerStats, layer_statistics
 
@@ -92,19 +93,37 @@ class DepthPlot(BlittedFigure):
         for line, v in zip(self.lines, values):
             line.set_data(layers, torch.nan_to_num(v.double(), nan=lo).tolist())
         if self._title is not None:
-            self._title.set_text(depth_caption(stats))
+            with speaking("en"):  # a figure's text stays English (its fonts have no CJK glyphs)
+                self._title.set_text(depth_caption(stats))
+
+
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "{kind}, depth {depth}, norm {norm}  |  RMS h_0 = {first}, h_L = {last}  |  "
+    "|dL/dh_0| / |dL/dh_L| = {ratio}  |  cosine at h_L = {cosine}"
+)
+GATE = "  |  mean gate T = {gate}"
+NO_NORM = "none"
+LAYER, DEPTH, NORM = "layer", "depth", "norm"
+GATE_BIAS, SCALE_BRANCH = "gate bias", "residual branch x 1/sqrt(depth)"
+SENTENCES = (CAPTION, GATE, NO_NORM, LAYER, DEPTH, NORM, GATE_BIAS, SCALE_BRANCH, *LAYER_KINDS)
 
 
 def depth_caption(stats: LayerStats) -> str:
     """One line of numbers: first and last layer of each statistic, the mean gate, the loss."""
     r, g, c = stats.activation_rms, stats.gradient_norm, stats.cosine
-    text = (
-        f"{stats.kind}, depth {stats.depth}, norm {stats.norm}  |  RMS h_0 = {float(r[0]):.3g}, "
-        f"h_L = {float(r[-1]):.3g}  |  |dL/dh_0| / |dL/dh_L| = {float(g[0] / g[-1]):.3g}  |  "
-        f"cosine at h_L = {float(c[-1]):.3f}"
+    text = say(
+        CAPTION,
+        kind=say(stats.kind),
+        depth=stats.depth,
+        norm=say(stats.norm) if stats.norm == NO_NORM else stats.norm,
+        first=f"{float(r[0]):.3g}",
+        last=f"{float(r[-1]):.3g}",
+        ratio=f"{float(g[0] / g[-1]):.3g}",
+        cosine=f"{float(c[-1]):.3f}",
     )
     if stats.kind == "highway":
-        text += f"  |  mean gate T = {float(stats.gate_mean.mean()):.4f}"
+        text += say(GATE, gate=f"{float(stats.gate_mean.mean()):.4f}")
     return text
 
 
@@ -134,28 +153,29 @@ def depth_widget(kind: str = "plain", depth: int = 50, norm: str = "none", gate_
     style = {"description_width": "90px"}
     controls = {
         "kind": widgets.Dropdown(
-            options=list(LAYER_KINDS), value=kind, description="layer", style=style
+            options=[(say(k), k) for k in LAYER_KINDS],
+            value=kind,
+            description=say(LAYER),
+            style=style,
         ),
         "depth": widgets.IntSlider(
-            value=depth, min=1, max=100, step=1, description="depth", style=style
+            value=depth, min=1, max=100, step=1, description=say(DEPTH), style=style
         ),
         "norm": widgets.Dropdown(
             options=[
-                ("none", "none"),
+                (say(NO_NORM), "none"),
                 ("LayerNorm", "layer"),
                 ("RMSNorm", "rms"),
                 ("BatchNorm", "batch"),
             ],
             value=norm,
-            description="norm",
+            description=say(NORM),
             style=style,
         ),
         "gate_bias": widgets.FloatSlider(
-            value=gate_bias, min=-10, max=4, step=0.5, description="gate bias", style=style
+            value=gate_bias, min=-10, max=4, step=0.5, description=say(GATE_BIAS), style=style
         ),
-        "scale_branch": widgets.Checkbox(
-            value=False, description="residual branch x 1/sqrt(depth)"
-        ),
+        "scale_branch": widgets.Checkbox(value=False, description=say(SCALE_BRANCH)),
     }
 
     return figure_widget(

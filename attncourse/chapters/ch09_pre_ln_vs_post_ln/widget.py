@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ...i18n import say, speaking
 from ...viz import BlittedFigure, figure_widget
 from .model import NORM_PLACEMENTS
 
@@ -89,14 +90,22 @@ class StabilityPlot(BlittedFigure):
                 l2.set_data(x, smooth(runs[s].accuracy))
                 summary[norm] = float(np.mean([r.final_accuracy for r in runs]))
         if self._title is not None:
-            self._title.set_text(stability_caption(num_layers, lr, warmup, summary))
+            with speaking("en"):  # a figure's text stays English (its fonts have no CJK glyphs)
+                self._title.set_text(stability_caption(num_layers, lr, warmup, summary))
         return summary
+
+
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = "N={N}, peak lr={lr}, warm-up={warmup}  |  final copy accuracy {accuracies}"
+NOT_TRAINED = "not trained"
+ALL, NORM, LAYERS, PEAK_LR, WARMUP = "all", "norm", "layers N", "peak lr", "warm-up"
+SENTENCES = (CAPTION, NOT_TRAINED, ALL, NORM, LAYERS, PEAK_LR, WARMUP)
 
 
 def stability_caption(num_layers: int, lr: float, warmup: int, summary: dict) -> str:
     """One line: the grid cell and the final accuracy of each placement shown."""
-    text = ", ".join(f"{n}: {a:.2f}" for n, a in summary.items()) or "not trained"
-    return f"N={num_layers}, peak lr={lr:g}, warm-up={warmup}  |  final copy accuracy {text}"
+    text = ", ".join(f"{n}: {a:.2f}" for n, a in summary.items()) or say(NOT_TRAINED)
+    return say(CAPTION, N=num_layers, lr=f"{lr:g}", warmup=warmup, accuracies=text)
 
 
 def stability_widget_update(
@@ -116,16 +125,21 @@ def stability_widget(runs: dict, vocab: int = 16):
     plot = StabilityPlot(runs, vocab)
     controls = {
         "norm": widgets.ToggleButtons(
-            options=["all", *sorted({k[0] for k in keys}, key=NORM_PLACEMENTS.index)],
-            value="all",
-            description="norm",
+            options=[
+                (say(ALL), ALL),
+                *((n, n) for n in sorted({k[0] for k in keys}, key=NORM_PLACEMENTS.index)),
+            ],
+            value=ALL,
+            description=say(NORM),
         ),
         "num_layers": widgets.SelectionSlider(
-            options=sorted({k[1] for k in keys}), description="layers N"
+            options=sorted({k[1] for k in keys}), description=say(LAYERS)
         ),
-        "lr": widgets.SelectionSlider(options=sorted({k[2] for k in keys}), description="peak lr"),
+        "lr": widgets.SelectionSlider(
+            options=sorted({k[2] for k in keys}), description=say(PEAK_LR)
+        ),
         "warmup": widgets.SelectionSlider(
-            options=sorted({k[3] for k in keys}), description="warm-up"
+            options=sorted({k[3] for k in keys}), description=say(WARMUP)
         ),
     }
     controls["num_layers"].value = max(controls["num_layers"].options)

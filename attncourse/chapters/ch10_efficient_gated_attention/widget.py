@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ...i18n import say
 from ...threads import single_thread
 from ...viz import BlittedFigure, figure_widget
 from .costs import LENGTHS, SIZES
@@ -126,17 +127,50 @@ def _sparsity_numbers(n, method, window, stride, block_size) -> SparsityNumbers:
     )
 
 
+# the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
+CAPTION = (
+    "{method}, {name} {size}, n = {n}: {pairs} (query, key) pairs = {percent}% of causal dense "
+    "attention (mask panel: positions 0..{corner})<br>keys reaching the last query after "
+    "1..{layers} layers: {reached}; all of them {reach}<br>measured (one forward pass, "
+    "B = H = 1, d = 64): {costs}"
+)
+NEVER = "never"
+AFTER = "after {layers} layer(s)"
+COST = "{method} {ms} ms, {mb} MB"
+SIZE_NAMES = {"local": "window", "strided": "stride", "block": "block size"}
+LENGTH, PATTERN = "length n", "pattern"
+SENTENCES = (
+    CAPTION,
+    NEVER,
+    AFTER,
+    COST,
+    *SIZE_NAMES.values(),
+    LENGTH,
+    PATTERN,
+    *SPARSE_METHODS,
+    *BAR_METHODS,
+)
+
+
 def sparsity_caption(s: SparsityNumbers) -> str:
-    name = {"local": "window", "strided": "stride", "block": "block size"}[s.method]
-    reach = "never" if s.layers_to_all is None else f"after {s.layers_to_all} layer(s)"
+    reach = say(NEVER) if s.layers_to_all is None else say(AFTER, layers=s.layers_to_all)
     reached = ", ".join(f"{r:,}" for r in s.reached)
-    costs = "; ".join(f"{m} {ms:.3g} ms, {mb:.3g} MB" for m, (ms, mb) in s.costs.items())
-    return (
-        f"{s.method}, {name} {s.size}, n = {s.n:,}: {s.pairs:,} (query, key) pairs = "
-        f"{100 * s.pairs / s.dense_pairs:.2f}% of causal dense attention (mask panel: "
-        f"positions 0..{s.corner - 1})<br>"
-        f"keys reaching the last query after 1..{REACH_LAYERS} layers: {reached}; all of them "
-        f"{reach}<br>measured (one forward pass, B = H = 1, d = 64): {costs}"
+    costs = "; ".join(
+        say(COST, method=say(m), ms=f"{ms:.3g}", mb=f"{mb:.3g}") for m, (ms, mb) in s.costs.items()
+    )
+    return say(
+        CAPTION,
+        method=say(s.method),
+        name=say(SIZE_NAMES[s.method]),
+        size=s.size,
+        n=f"{s.n:,}",
+        pairs=f"{s.pairs:,}",
+        percent=f"{100 * s.pairs / s.dense_pairs:.2f}",
+        corner=s.corner - 1,
+        layers=REACH_LAYERS,
+        reached=reached,
+        reach=reach,
+        costs=costs,
     )
 
 
@@ -253,14 +287,17 @@ def sparsity_widget(
 
     controls = {
         "n": widgets.SelectionSlider(
-            options=list(LENGTHS), value=n, description="length n", style=style
+            options=list(LENGTHS), value=n, description=say(LENGTH), style=style
         ),
         "method": widgets.ToggleButtons(
-            options=list(SPARSE_METHODS), value=method, description="pattern", style=style
+            options=[(say(m), m) for m in SPARSE_METHODS],
+            value=method,
+            description=say(PATTERN),
+            style=style,
         ),
-        "window": sizes(window, "window"),
-        "stride": sizes(stride, "stride"),
-        "block_size": sizes(block_size, "block size"),
+        "window": sizes(window, say(SIZE_NAMES["local"])),
+        "stride": sizes(stride, say(SIZE_NAMES["strided"])),
+        "block_size": sizes(block_size, say(SIZE_NAMES["block"])),
     }
     return figure_widget(
         plot,
