@@ -64,6 +64,7 @@ import torch
 from attncourse.chapters import ch05_information_flow as ch05
 from attncourse.flow import flow_shares
 from attncourse.masks import causal_mask
+from attncourse.threads import side_by_side
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -282,17 +283,23 @@ assert abs(floor - (sum(math.log(m) for m in range(9, 16)) + 8 * math.log(7)) / 
 # nothing else (an *attention-only* model), trained as language models with Adam. One is causal
 # (300 steps), one bidirectional (100 steps; it needs fewer).
 
+
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
-decoders = {}
-for seed in SEEDS:
-    for name, causal, steps in (("causal", True, 300), ("bidirectional", False, 100)):
-        torch.manual_seed(seed)
-        model = ch05.TinyTransformer(
-            ch05.INDUCTION_VOCAB, 32, 1, 2, ch05.INDUCTION_LENGTH, causal=causal, block="attention"
-        )
-        ch05.train(model, ch05.induction_batch, ch05.lm_loss, steps, seed=seed, desc=f"{name} LM")
-        decoders[name, seed] = model
+def train_decoder(causal, steps, seed, layers=2):
+    torch.manual_seed(seed)
+    model = ch05.TinyTransformer(
+        ch05.INDUCTION_VOCAB, 32, 1, layers, ch05.INDUCTION_LENGTH, causal=causal, block="attention"
+    )
+    ch05.train(model, ch05.induction_batch, ch05.lm_loss, steps, seed=seed, progress=False)
+    return model
+
+
+# the four runs are independent: side_by_side trains them at once, one per CPU core
+runs = [(name, causal, steps, seed) for seed in SEEDS
+        for name, causal, steps in (("causal", True, 300), ("bidirectional", False, 100))]  # fmt: skip
+trained = side_by_side(train_decoder, [run[1:] for run in runs], desc="language models")
+decoders = {(name, seed): model for (name, _, _, seed), model in zip(runs, trained)}
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # For each model: the loss on fresh data; the accuracy at the eight "A → B" predictions,
@@ -362,16 +369,21 @@ with torch.no_grad():
 # bidirectional (250 steps), one causal (150 steps: its left-half answers are out of its reach at
 # any length of training).
 
+
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
-encoders, fill = {}, {}
-for seed in SEEDS:
-    for name, causal, steps in (("bidirectional", False, 250), ("causal", True, 150)):
-        torch.manual_seed(seed)
-        model = ch05.TinyTransformer(ch05.FILL_VOCAB + 1, 32, 2, 3, ch05.FILL_LENGTH, causal=causal)
-        ch05.train(model, ch05.palindrome_batch, ch05.fill_loss, steps, seed=seed, desc=name)
-        encoders[name, seed] = model
-        fill[name, seed] = ch05.fill_accuracy(model)
+def train_encoder(causal, steps, seed):
+    torch.manual_seed(seed)
+    model = ch05.TinyTransformer(ch05.FILL_VOCAB + 1, 32, 2, 3, ch05.FILL_LENGTH, causal=causal)
+    ch05.train(model, ch05.palindrome_batch, ch05.fill_loss, steps, seed=seed, progress=False)
+    return model
+
+
+runs = [(name, causal, steps, seed) for seed in SEEDS
+        for name, causal, steps in (("bidirectional", False, 250), ("causal", True, 150))]  # fmt: skip
+trained = side_by_side(train_encoder, [run[1:] for run in runs], desc="fill-in encoders")
+encoders = {(name, seed): model for (name, _, _, seed), model in zip(runs, trained)}
+fill = {key: ch05.fill_accuracy(model) for key, model in encoders.items()}
 print(f"{'encoder':>22} | {'mask in the left half':>21} {'mask in the right half':>22}")
 for (name, seed), acc in fill.items():
     print(f"{name + ', seed ' + str(seed):>22} | {acc['left']:21.3f} {acc['right']:22.3f}")
@@ -601,14 +613,7 @@ assert X2[3, 0] == 0 and X3[3, 0] == 1
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
-one_layer = {}
-for seed in SEEDS:
-    torch.manual_seed(seed)
-    model = ch05.TinyTransformer(
-        ch05.INDUCTION_VOCAB, 32, 1, 1, ch05.INDUCTION_LENGTH, causal=True, block="attention"
-    )
-    ch05.train(model, ch05.induction_batch, ch05.lm_loss, 300, seed=seed, desc="1-layer decoder")
-    one_layer[seed] = model
+one_layer = dict(zip(SEEDS, side_by_side(train_decoder, [(True, 300, s, 1) for s in SEEDS])))
 for seed in SEEDS:
     acc1, acc2 = ch05.induction_accuracy(one_layer[seed]), lm["causal", seed]["forced"]
     print(

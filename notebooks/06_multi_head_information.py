@@ -56,6 +56,7 @@ import torch
 from attncourse.attention import MultiHeadAttention, softmax
 from attncourse.chapters import ch06_multi_head_information as ch06
 from attncourse.metrics import co_information, mutual_information
+from attncourse.threads import side_by_side
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -592,15 +593,20 @@ print(inspect.getsource(ch06.ablation_scores))
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
-models, losses = {}, {}
-for seed in (0, 1):
-    models[seed] = ch06.chapter_model(seed)
-    losses[seed] = ch06.train_model(models[seed], steps=400, seed=seed, desc=f"sort, seed {seed}")
 score_data = ch06.sort_batch(256, torch.Generator().manual_seed(7))
 eval_data = ch06.sort_batch(128, torch.Generator().manual_seed(8))
-results = {
-    seed: ch06.prune_all(models[seed], score_data, eval_data, num_random=8) for seed in (0, 1)
-}
+
+
+def train_and_prune(seed):
+    model = ch06.chapter_model(seed)
+    losses = ch06.train_model(model, steps=400, seed=seed, progress=False)
+    return model, losses, ch06.prune_all(model, score_data, eval_data, num_random=8)
+
+
+# the two seeds are independent: side_by_side runs them at once, one per CPU core
+models, losses, results = {}, {}, {}
+for seed, run in enumerate(side_by_side(train_and_prune, [(0,), (1,)], desc="sort, seeds 0 and 1")):
+    models[seed], losses[seed], results[seed] = run
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT

@@ -48,16 +48,17 @@
 # skipped on a first reading.
 
 # %% slideshow={"slide_type": "skip"}
+import functools
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from attncourse.blocks import TransformerBlock
 from attncourse.chapters import ch09_pre_ln_vs_post_ln as ch09
 from attncourse.norms import LayerNorm
+from attncourse.threads import side_by_side
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -281,12 +282,12 @@ ex.check_layer_gradient_norms(my_layer_gradient_norms, seed=25)
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
-grads = {norm: ch09.init_gradients(norm, 12, dtype=torch.float64) for norm in ("post", "pre")}
 depths = [2, 4, 8, 16]
-last = {
-    norm: [float(ch09.init_gradients(norm, n, dtype=torch.float64)["w2"][-1]) for n in depths]
-    for norm in ("post", "pre")
-}
+shapes = [(norm, n) for norm in ("post", "pre") for n in (12, *depths)]  # (placement, layers)
+measure = functools.partial(ch09.init_gradients, dtype=torch.float64)
+profiles = dict(zip(shapes, side_by_side(measure, shapes, progress=False)))
+grads = {norm: profiles[norm, 12] for norm in ("post", "pre")}
+last = {norm: [float(profiles[norm, n]["w2"][-1]) for n in depths] for norm in ("post", "pre")}
 fig, ax = plt.subplots(1, 2, figsize=(9, 3))
 for norm, gr in grads.items():
     ax[0].plot(range(1, 13), gr["w2"], "o-", ms=3, color=COLORS[norm], label=f"{norm}-LN")
@@ -401,8 +402,11 @@ ex.check_warmup_schedule(my_warmup_schedule, seed=22)
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
 runs = {}  # (norm, depth, peak lr, warm-up steps) -> [Run]
-for norm, warm in tqdm([("post", 0), ("pre", 0), ("post", 50)], desc="training runs"):
-    runs[norm, 6, 1e-2, warm] = [ch09.train_copy(norm, 6, 1e-2, warm, seed=0, ratio_steps=50)]
+FIRST = [("post", 6, 1e-2, 0), ("pre", 6, 1e-2, 0), ("post", 6, 1e-2, 50)]
+train = functools.partial(ch09.train_copy, seed=0, ratio_steps=50)
+# the runs are independent: side_by_side trains them at once, one per CPU core
+for key, run in zip(FIRST, side_by_side(train, FIRST, desc="training runs")):
+    runs[key] = [run]
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
@@ -523,8 +527,8 @@ assert first_steps["post", 0] > first_steps["post", 50] + 0.5
 # NBVAL_IGNORE_OUTPUT
 GRID = [("post", 6, lr, 0) for lr in (3e-3, 5e-3)] + [("pre", 6, 3e-2, 0)]
 GRID += [("post", 2, 1e-2, 0), ("pre", 2, 1e-2, 0)]
-for norm, depth, lr, warm in tqdm(GRID, desc="training runs"):
-    runs[norm, depth, lr, warm] = [ch09.train_copy(norm, depth, lr, warm, seed=0)]
+for key, run in zip(GRID, side_by_side(functools.partial(ch09.train_copy, seed=0), GRID)):
+    runs[key] = [run]
 learns = {key: rs[0].final_accuracy >= 0.9 for key, rs in runs.items()}  # learnt in 150 steps
 for norm, depth in (("post", 6), ("pre", 6), ("post", 2), ("pre", 2)):
     cells = sorted(
@@ -813,8 +817,7 @@ for var, eps in ((0.09, 1e-2), (0.09, 0.0), (1.0, 1e-5)):
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
-single = [ch09.init_gradients("post", 12, seeds=(s,), dtype=torch.float64)["w2"] for s in range(8)]
-ratios = [w2[-1] / w2[0] for w2 in single]
+ratios = [w2[-1] / w2[0] for w2 in grads["post"]["w2_each"]]  # each of the eight initialisations
 print(
     "Post-LN, L = 12, one initialisation each: last/first =", " ".join(f"{r:.2f}" for r in ratios)
 )
@@ -841,13 +844,10 @@ variants = {
     "identity paths only (no J_F J_LN)": {"through_branches": False},
 }
 print(f"{'Pre-LN, N = 12':34s} {'last/first |dL/dW2|':>20} {'|dL/dx_1| / |dL/dx_12|':>24}")
+measure = functools.partial(ch09.init_gradients, "pre", 12, dtype=torch.float64)
+taken_apart = side_by_side(measure, list(variants.values())[1:], progress=False)
 tilt = {}
-for name, kw in variants.items():
-    gr = (
-        grads["pre"]
-        if name == "as built"
-        else ch09.init_gradients("pre", 12, dtype=torch.float64, **kw)
-    )
+for name, gr in zip(variants, [grads["pre"], *taken_apart]):
     tilt[name] = gr["w2"][-1] / gr["w2"][0]
     print(f"{name:34s} {tilt[name]:20.2f} {gr['dx'][1] / gr['dx'][-1]:24.2f}")
 assert (

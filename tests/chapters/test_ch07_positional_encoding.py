@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from attncourse.chapters import ch07_positional_encoding as pe7
+from attncourse.chapters.ch07_positional_encoding.models import _train_short_test_long_run
 from attncourse.chapters.ch07_positional_encoding.widget import MAX_DIM, WIDGET_POSITIONS
 from attncourse.positional import RotaryEmbedding, alibi_bias, alibi_slopes, sinusoidal_encoding
 
@@ -136,26 +137,12 @@ def test_sortedness_pairs_hold_the_same_tokens_in_two_orders():
         pe7.sortedness_batch(4, 1, torch.Generator())
 
 
-def test_training_lowers_the_loss_and_shares_a_progress_bar(monkeypatch):
-    class Bar:  # what train_model needs of a shared tqdm bar
-        n = 0
-
-        def update(self, k):
-            self.n += k
-
-        def set_postfix(self, **kwargs):
-            self.postfix = kwargs
-
-        def set_description(self, text, refresh=True):
-            self.text = text
-
+def test_training_lowers_the_loss_and_train_short_test_long_reports_every_run(monkeypatch):
     torch.manual_seed(0)
     model = pe7.PositionalTransformer(
         pe7.MARKER_VOCAB, pe7.NUM_MARKERS, "alibi", **pe7.MARKER_MODEL
     )
-    bar = Bar()
-    losses = pe7.train_model(model, "marker", steps=60, progress=bar, desc="shared")
-    assert bar.n == 60 and bar.text == "shared" and "loss" in bar.postfix
+    losses = pe7.train_model(model, "marker", steps=60, progress=False)
     assert len(losses) == 60 and np.mean(losses[-10:]) < np.mean(losses[:10])
     accuracy = pe7.marker_accuracy(model, 40, samples=16)
     assert accuracy.shape == (40,) and bool(((accuracy >= 0) & (accuracy <= 1)).all())
@@ -167,6 +154,8 @@ def test_training_lowers_the_loss_and_shares_a_progress_bar(monkeypatch):
     )
     assert set(results) == {("alibi", 0), ("none", 0)}
     assert results["alibi", 0][16].shape == (16,)
+    one_run = _train_short_test_long_run("none", 0, (8, 16))  # the same run, in this process
+    assert all(torch.equal(one_run[n], results["none", 0][n]) for n in (8, 16))
 
 
 # ------------------------------------------------------------------------ sinusoidal structure

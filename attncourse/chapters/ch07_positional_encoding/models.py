@@ -27,7 +27,7 @@ from ...positional import (
     alibi_bias,
     sinusoidal_encoding,
 )
-from ...threads import single_thread
+from ...threads import side_by_side, single_thread
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
 
@@ -204,12 +204,12 @@ def train_model(
     batch_size: int = 32,
     lr: float = 3e-3,
     seed: int = 0,
-    progress=True,
+    progress: bool = True,
     desc: str | None = None,
 ) -> list[float]:
     """AdamW with a one-cycle learning-rate schedule (peak ``lr``) on cross-entropy; ``task`` is
-    "marker" (a loss at every position) or "sorted" (one per sequence). ``progress``: True (a tqdm
-    bar of its own), False, or a tqdm bar to advance (shared by several runs). Returns the losses.
+    "marker" (a loss at every position) or "sorted" (one per sequence); ``progress``: a tqdm bar.
+    Returns the losses.
     """
     from tqdm.auto import tqdm
 
@@ -219,14 +219,7 @@ def train_model(
     opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)  # one kernel a step
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     batch = marker_batch if task == "marker" else sortedness_batch
-    own = isinstance(progress, bool)
-    bar = (
-        tqdm(total=steps, desc=desc or task, disable=not progress, mininterval=0.5)
-        if own
-        else progress
-    )
-    if not own and desc:
-        bar.set_description(desc, refresh=False)
+    bar = tqdm(total=steps, desc=desc or task, disable=not progress, mininterval=0.5)
     losses = []
     for _ in range(steps):
         tokens, targets = batch(batch_size, length, g)
@@ -238,8 +231,7 @@ def train_model(
         losses.append(float(loss.detach()))
         bar.update(1)
         bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
-    if own:
-        bar.close()
+    bar.close()
     return losses
 
 
@@ -271,6 +263,14 @@ MARKER_TRAINING = {"steps": 300, "length": 32, "batch_size": 32, "lr": 3e-3}
 MARKER_MODEL = {"d_model": 32, "num_heads": 4, "num_layers": 1, "dim_feedforward": 0}
 
 
+def _train_short_test_long_run(encoding: str, seed: int, test_lengths) -> dict:
+    """One run of ``train_short_test_long``: {length: per-position accuracy (length,)}."""
+    torch.manual_seed(seed)
+    model = PositionalTransformer(MARKER_VOCAB, NUM_MARKERS, encoding, **MARKER_MODEL)
+    train_model(model, "marker", seed=seed, progress=False, **MARKER_TRAINING)
+    return {length: marker_accuracy(model, length) for length in test_lengths}
+
+
 def train_short_test_long(
     encodings=("sinusoidal", "rope", "alibi", "none"),
     seeds=(0, 1),
@@ -279,26 +279,12 @@ def train_short_test_long(
 ) -> dict:
     """Press et al. 2022's experiment at CPU scale: for each encoding and seed, a one-layer causal
     model (``MARKER_MODEL``) trained on "the most recent marker" at length 32
-    (``MARKER_TRAINING``), then tested at every length in ``test_lengths``.
+    (``MARKER_TRAINING``), then tested at every length in ``test_lengths``; the runs side by side,
+    one per CPU core (``attncourse.threads.side_by_side``).
 
     Returns {(encoding, seed): {length: per-position accuracy (length,)}}.
     """
-    from tqdm.auto import tqdm
-
     runs = [(e, s) for s in seeds for e in encodings]
-    steps = MARKER_TRAINING["steps"]
-    results = {}
-    with tqdm(total=steps * len(runs), desc="train short", disable=not progress) as bar:
-        for encoding, seed in runs:
-            torch.manual_seed(seed)
-            model = PositionalTransformer(MARKER_VOCAB, NUM_MARKERS, encoding, **MARKER_MODEL)
-            train_model(
-                model,
-                "marker",
-                seed=seed,
-                progress=bar if progress else False,
-                desc=f"{encoding}, seed {seed}",
-                **MARKER_TRAINING,
-            )
-            results[encoding, seed] = {L: marker_accuracy(model, L) for L in test_lengths}
-    return results
+    calls = [(e, s, tuple(test_lengths)) for e, s in runs]
+    accuracies = side_by_side(_train_short_test_long_run, calls, "train short", progress)
+    return dict(zip(runs, accuracies))

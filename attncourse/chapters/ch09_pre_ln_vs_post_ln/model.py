@@ -106,7 +106,8 @@ def init_gradients(
     Returns, averaged over ``seeds`` (eight initialisations by default: Thm. 1 is about the
     expected gradient, and one initialisation's profile is noisy): ``w2``, ‖∂L/∂W^{2,l}‖_F for
     each layer's second FFN weight (the W^{2,L} of Thm. 1 is the last one; the numbers
-    ``layer_gradient_norms`` gives); ``dx``, ‖∂L/∂x_l‖_F for the residual stream x_l (l = 0 … N;
+    ``layer_gradient_norms`` gives), and ``w2_each``, the same for each initialisation
+    (seeds, N); ``dx``, ‖∂L/∂x_l‖_F for the residual stream x_l (l = 0 … N;
     x_0 the embeddings, x_l block l's output); and ``rms``, the RMS of x_l (l = 0 … N).
 
     Two switches take Pre-LN apart (``norm="pre"`` only): ``final_norm=False`` drops the final
@@ -136,7 +137,7 @@ def init_gradients(
         dx.append([float(x.grad.norm()) for x in model.stream])
         rms.append([float(x.detach().pow(2).mean().sqrt()) for x in model.stream])
     mean = lambda rows: np.asarray(rows).mean(0)  # noqa: E731
-    return {"w2": mean(w2), "dx": mean(dx), "rms": mean(rms)}
+    return {"w2": mean(w2), "dx": mean(dx), "rms": mean(rms), "w2_each": np.asarray(w2)}
 
 
 def _pre_ln_identity_backward(model: CausalLM, tokens: torch.Tensor) -> torch.Tensor:
