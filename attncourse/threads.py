@@ -2,8 +2,10 @@
 (seeds, the cells of a grid) side by side, one per core."""
 
 import functools
+import math
 import os
 import sys
+from pathlib import Path
 
 import torch
 
@@ -34,9 +36,20 @@ class single_thread:
         return wrapped
 
 
-def cores() -> int:
-    """The CPU cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # a container's CPU quota (cgroup v2): "quota period"
+
+
+def cores(cpu_max: Path = CPU_MAX) -> int:
+    """The CPU cores this process may use: those it may run on, capped by a container's CPU quota
+    (a JupyterHub server limited to 2 CPUs on a 64-core node has 2)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()
+        if quota != "max":
+            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return n
 
 
 def side_by_side(fn, calls, desc: str | None = None, progress: bool = True) -> list:

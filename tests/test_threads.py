@@ -62,3 +62,16 @@ def test_side_by_side_workers_do_not_hang_on_the_thread_pool_they_inherit():
     with single_thread():
         value = float(torch.ones(2000, 2000).exp().sum())
     assert done.stdout.strip() == str([(value, 1), (value, 1)])
+
+
+def test_cores_are_capped_by_a_containers_cpu_quota(tmp_path):
+    from attncourse.threads import cores
+
+    cpu_max = tmp_path / "cpu.max"
+    unlimited = cores(tmp_path / "absent")
+    cpu_max.write_text("max 100000\n")
+    assert cores(cpu_max) == unlimited
+    cpu_max.write_text("150000 100000\n")  # 1.5 CPUs: two may run
+    assert cores(cpu_max) == min(unlimited, 2)
+    cpu_max.write_text("50000 100000\n")
+    assert cores(cpu_max) == 1
