@@ -234,7 +234,7 @@ def widget_rows(calls: int):
     )
 
     head_model = chapter_model(0).eval()
-    head_data = sort_batch(256, torch.Generator().manual_seed(8))
+    head_data = sort_batch(128, torch.Generator().manual_seed(8))  # the notebook's eval_data
     stand_in = {"Michel et al.": torch.linspace(1, 0.25, 33), "random": torch.linspace(1, 0.2, 33)}
     head_plot = HeadMaskPlot(2, 16, 8, stand_in)
     head_order = torch.randperm(32, generator=torch.Generator().manual_seed(0)).tolist()

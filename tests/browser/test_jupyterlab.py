@@ -132,6 +132,10 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     active = [p for p in plugins if page.evaluate("(id) => jupyterapp.isPluginActivated(id)", p)]
     assert not [p for p in active if "nbgrader" in p], "nbgrader's extensions are active"
     assert "@jupyterlab/apputils-extension:announcements" not in active
+    # the status bar says when the kernel is busy; the toolbar's indicator, which re-measures the
+    # toolbar on every busy and idle of a widget update, is off
+    assert "@jupyterlab/apputils-extension:kernel-status" in active
+    assert "@jupyterlab/notebook-extension:execution-indicator" not in active
     toolbar = page.locator(".jp-NotebookPanel-toolbar").first.inner_text()
     assert "Validate" not in toolbar, toolbar
 

@@ -180,7 +180,12 @@ def test_start_help_lists_jupyterlab_s_options():
 
 def test_the_learner_settings_switch_off_every_nbgrader_extension_and_the_news():
     course = json.loads((LAB / "course" / "labconfig" / "page_config.json").read_text())
-    assert course["disabledExtensions"] == {"@jupyterlab/apputils-extension:announcements": True}
+    assert course["disabledExtensions"] == {
+        "@jupyterlab/apputils-extension:announcements": True,
+        # the toolbar's busy indicator (the status bar has one): it re-measures the toolbar on
+        # every busy and idle, twice per widget update
+        "@jupyterlab/notebook-extension:execution-indicator": True,
+    }
     learner = json.loads((LAB / "learner" / "labconfig" / "page_config.json").read_text())
     assert learner["disabledExtensions"] == {"@jupyter/nbgrader": True}
     server = json.loads((LAB / "learner" / "jupyter_server_config.json").read_text())

@@ -53,6 +53,16 @@ def test_students_get_nbgrader_s_student_tools_only_and_instructors_every_tool()
     assert server["nbgrader.server_extensions.formgrader"] is True
 
 
+def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives():
+    """No news pop-up and no toolbar busy indicator, as ``attncourse start`` sets them."""
+    course = _json(
+        ROOT / "attncourse" / "classroom" / "lab" / "course" / "labconfig" / "page_config.json"
+    )
+    for role in ("student", "instructor"):
+        disabled = _json(DEPLOY / "jupyter" / role / "labconfig" / "page_config.json")
+        assert course["disabledExtensions"].items() <= disabled["disabledExtensions"].items(), role
+
+
 def test_kubernetes_gives_each_role_the_settings_one_machine_gives():
     files = _values()["singleuser"]["extraFiles"]
     instructor = DEPLOY / "jupyter" / "instructor"
