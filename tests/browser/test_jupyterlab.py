@@ -106,6 +106,23 @@ MARK_CELL = f"""async (index) => {{
 }}"""
 
 
+# run a second of code in the current notebook's kernel; meanwhile, every href the page's icons
+# take, and whether the status bar said "Busy"
+BUSY_ICONS = f"""async () => {{
+  const kernel = {PANEL}.sessionContext.session.kernel;
+  const hrefs = new Set(), seen = {{busy: false}};
+  const look = () => {{
+    document.querySelectorAll('link[rel~="icon"]').forEach(l => hrefs.add(l.href));
+    if (kernel.status === 'busy') seen.busy = true;
+  }};
+  const timer = setInterval(look, 20);
+  await kernel.requestExecute({{code: 'import time; time.sleep(1)'}}).done;
+  clearInterval(timer);
+  look();
+  return {{hrefs: Array.from(hrefs), busy: seen.busy}};
+}}"""
+
+
 def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_page, tmp_path):
     """What ``attncourse start`` opens: the first chapter, no "Jupyter news?" notification, and
     none of nbgrader's instructor interface (its menu, panels, Validate button)."""
@@ -132,10 +149,13 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     active = [p for p in plugins if page.evaluate("(id) => jupyterapp.isPluginActivated(id)", p)]
     assert not [p for p in active if "nbgrader" in p], "nbgrader's extensions are active"
     assert "@jupyterlab/apputils-extension:announcements" not in active
-    # the status bar says when the kernel is busy; the toolbar's indicator, which re-measures the
-    # toolbar on every busy and idle of a widget update, is off
+    # the status bar says when the kernel is busy; the tab's icon, which changed on every busy and
+    # idle of a widget update, does not
     assert "@jupyterlab/apputils-extension:kernel-status" in active
-    assert "@jupyterlab/notebook-extension:execution-indicator" not in active
+    page.wait_for_function(KERNEL_READY, arg=first, timeout=120_000, polling=200)
+    icons = page.evaluate(BUSY_ICONS)
+    assert icons["busy"], "the kernel was never busy while the icons were watched"
+    assert icons["hrefs"] and not [h for h in icons["hrefs"] if "busy" in h], icons
     toolbar = page.locator(".jp-NotebookPanel-toolbar").first.inner_text()
     assert "Validate" not in toolbar, toolbar
 

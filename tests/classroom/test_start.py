@@ -182,9 +182,9 @@ def test_the_learner_settings_switch_off_every_nbgrader_extension_and_the_news()
     course = json.loads((LAB / "course" / "labconfig" / "page_config.json").read_text())
     assert course["disabledExtensions"] == {
         "@jupyterlab/apputils-extension:announcements": True,
-        # the toolbar's busy indicator (the status bar has one): it re-measures the toolbar on
-        # every busy and idle, twice per widget update
-        "@jupyterlab/notebook-extension:execution-indicator": True,
+        # the tab's busy icon (the status bar and the toolbar say when the kernel is busy): it
+        # changes the page's icon on every busy and idle, twice per widget update
+        "@jupyterlab/application-extension:faviconbusy": True,
     }
     learner = json.loads((LAB / "learner" / "labconfig" / "page_config.json").read_text())
     assert learner["disabledExtensions"] == {"@jupyter/nbgrader": True}

@@ -54,7 +54,7 @@ def test_students_get_nbgrader_s_student_tools_only_and_instructors_every_tool()
 
 
 def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives():
-    """No news pop-up and no toolbar busy indicator, as ``attncourse start`` sets them."""
+    """No news pop-up and no busy icon in the tab, as ``attncourse start`` sets them."""
     course = _json(
         ROOT / "attncourse" / "classroom" / "lab" / "course" / "labconfig" / "page_config.json"
     )
