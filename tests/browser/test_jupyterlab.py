@@ -107,7 +107,7 @@ MARK_CELL = f"""async (index) => {{
 
 
 # run a second of code in the current notebook's kernel; meanwhile, every href the page's icons
-# take, and whether the status bar said "Busy"
+# take, and whether the kernel was seen busy
 BUSY_ICONS = f"""async () => {{
   const kernel = {PANEL}.sessionContext.session.kernel;
   const hrefs = new Set(), seen = {{busy: false}};
