@@ -9,8 +9,8 @@ on it as a learner needs it:
 - no "Jupyter news?" pop-up and no update check (JupyterLab's announcements plugin is off);
 - the tab's icon does not turn busy (the status bar and the notebook's toolbar show when the
   kernel is busy): it changed on every busy and idle, twice per widget update. Without it, in the
-  browser tests on 2 cores, a widget's image follows a key press in a median of 66-79 ms a
-  chapter, against 69-149 ms with it (three runs);
+  browser tests on 2 cores, a widget's image follows a key press in a median of 63-94 ms a
+  chapter (two runs), against 69-149 ms with it (three runs);
 - without nbgrader's extensions (its menu, Create Assignment panel, Formgrader and Validate
   button are for instructors), unless ``--instructor`` is given;
 - as root (a container, a cloud machine) with ``--allow-root`` and a note, instead of JupyterLab
