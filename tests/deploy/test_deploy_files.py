@@ -12,6 +12,8 @@ import pytest
 import yaml
 from traitlets.config import Config, PyFileConfigLoader
 
+from attncourse.classroom.start import LAB
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 STUDENT_TOOLS = {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-assignment"}
@@ -55,9 +57,7 @@ def test_students_get_nbgrader_s_student_tools_only_and_instructors_every_tool()
 
 def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives():
     """No news pop-up and no busy icon in the tab, as ``attncourse start`` sets them."""
-    course = _json(
-        ROOT / "attncourse" / "classroom" / "lab" / "course" / "labconfig" / "page_config.json"
-    )
+    course = _json(LAB / "course" / "labconfig" / "page_config.json")
     for role in ("student", "instructor"):
         disabled = _json(DEPLOY / "jupyter" / role / "labconfig" / "page_config.json")
         assert course["disabledExtensions"].items() <= disabled["disabledExtensions"].items(), role
