@@ -23,6 +23,7 @@ fetch, validate, submit); instructors get its instructor extensions too (Formgra
 Assignment, Courses), working on the course directory `attncourse course --out ~/course` made.
 """
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -55,6 +56,10 @@ c.Spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 600  # seconds: on a busy 2-core machine a server takes minutes
 c.Spawner.http_timeout = 300
+# JupyterLab's defaults as `attncourse start` sets them (the kernel's execution indicator in the
+# status bar): the course's app settings, read from the installed package without importing it
+course_package = Path(importlib.util.find_spec("attncourse").origin).parent
+c.Spawner.args = [f"--LabApp.app_settings_dir={course_package / 'classroom/lab/course/settings'}"]
 
 
 def _role(spawner) -> str:

@@ -7,18 +7,26 @@ on it as a learner needs it:
 - on a first start it lands in the first chapter (``00_how_to_use.ipynb``); later starts restore
   the learner's own layout;
 - no "Jupyter news?" pop-up and no update check (JupyterLab's announcements plugin is off);
-- the tab's icon does not turn busy (the status bar and the notebook's toolbar show when the
-  kernel is busy): it changed on every busy and idle, twice per widget update. Without it, in the
-  browser tests on 2 cores, a widget's image follows a key press in a median of 63-94 ms a
-  chapter (two runs), against 69-149 ms with it (three runs);
+- the tab's icon does not turn busy (the status bar shows when the kernel is busy): it changed on
+  every busy and idle, twice per widget update. Without it, in the browser tests on 2 cores, a
+  widget's image follows a key press in a median of 63-94 ms a chapter (two runs), against
+  69-149 ms with it (three runs);
+- the kernel's execution indicator is in the status bar, not in the notebook's toolbar
+  (``settings/overrides.json``): there, each of its changes, a busy and an idle per widget update,
+  made the toolbar work out its keyboard order again and lay the page out. Chapter 01's widget on
+  2 cores (one cell, 40 key presses, four runs each way, interleaved): the browser spends about
+  140 ms of CPU per update instead of 155, and the image follows a key press in a median of
+  62-70 ms instead of 70-78;
 - without nbgrader's extensions (its menu, Create Assignment panel, Formgrader and Validate
   button are for instructors), unless ``--instructor`` is given;
 - as root (a container, a cloud machine) with ``--allow-root`` and a note, instead of JupyterLab
   refusing to start.
 
 The settings come from ``lab/`` beside this module, put first on ``JUPYTER_CONFIG_PATH`` for this
-JupyterLab only: ``lab/course`` (every start) and ``lab/learner`` (without ``--instructor``).
-Nothing in the learner's own Jupyter settings is changed.
+JupyterLab only: ``lab/course`` (every start) and ``lab/learner`` (without ``--instructor``);
+``lab/course/settings`` is this JupyterLab's app settings folder, whose ``overrides.json`` changes
+the default of a setting. Nothing in the learner's own Jupyter settings is changed: a setting the
+learner chose still wins.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from .notebooks import NOTEBOOK_GLOB, UsageError
 from .release import release
 
 LAB = Path(__file__).resolve().parent / "lab"
+SETTINGS = LAB / "course" / "settings"  # JupyterLab's app settings: defaults over its own
 
 
 def is_root() -> bool:
@@ -60,6 +69,7 @@ def lab_command(
     env = {"JUPYTER_CONFIG_PATH": os.pathsep.join(paths)}
     # this interpreter's JupyterLab, whatever the PATH holds
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={Path(workspace).resolve()}"]
+    argv.append(f"--LabApp.app_settings_dir={SETTINGS}")
     if landing:
         argv.append(f"--LabApp.default_url=/lab/tree/{landing}")
     if root and "--allow-root" not in extra:

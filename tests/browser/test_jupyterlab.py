@@ -1,7 +1,8 @@
 """Every chapter in JupyterLab, as a learner opens it: a fresh workspace made by ``attncourse
 start``, the chapter's code cells run up to its widget (its exercises left blank, their check cells
 not run: the chapter runs with blank answers), then the widget moved with the keyboard; its image
-must change each time, within 60 ms (median) of the key press.
+must change each time. The latencies, key press to new image, are printed and written to a JSON
+file; their median is held under ``LATENCY_BUDGET_MS``, a bound against regressions.
 """
 
 import importlib.util
@@ -158,6 +159,14 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     assert icons["hrefs"] and not [h for h in icons["hrefs"] if "busy" in h], icons
     toolbar = page.locator(".jp-NotebookPanel-toolbar").first.inner_text()
     assert "Validate" not in toolbar, toolbar
+    # the kernel's execution indicator is in the status bar: in the notebook's toolbar, its every
+    # change made the toolbar work out its keyboard order again (attncourse.classroom.start)
+    places = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jp-Notebook-ExecutionIndicator'))"
+        ".map(n => n.closest('#jp-main-statusbar') ? 'status bar'"
+        " : n.closest('.jp-Toolbar') ? 'toolbar' : 'elsewhere')"
+    )
+    assert places == ["status bar"], places
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

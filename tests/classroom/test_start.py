@@ -18,6 +18,7 @@ from attncourse.classroom.release import MANIFEST
 from attncourse.classroom.student import student_bytes
 
 LAB = start_module.LAB
+SETTINGS = start_module.SETTINGS
 
 
 @pytest.mark.parametrize("notebook", ALL, ids=lambda p: p.stem)
@@ -97,7 +98,8 @@ def test_a_dry_run_writes_nothing_and_prints_the_command(tmp_path, monkeypatch):
     command = _workspace_lines(out)[-1]
     assert re.fullmatch(
         rf"JUPYTER_CONFIG_PATH={LAB / 'learner'}:{LAB / 'course'}\S* \S*python\S* -m jupyterlab "
-        rf"--ServerApp.root_dir=\S*ws --LabApp.default_url=/lab/tree/{FIXTURE.name}",
+        rf"--ServerApp.root_dir=\S*ws --LabApp.app_settings_dir={SETTINGS} "
+        rf"--LabApp.default_url=/lab/tree/{FIXTURE.name}",
         command,
     ), command
     assert "--allow-root" not in command
@@ -195,3 +197,23 @@ def test_the_learner_settings_switch_off_every_nbgrader_extension_and_the_news()
         on = json.loads(installed.read_text())["ServerApp"]["jpserver_extensions"]
         assert {name for name, enabled in on.items() if enabled} <= set(off)
     assert off and not any(off.values())
+
+
+def test_the_course_s_jupyterlab_defaults_are_settings_jupyterlab_knows():
+    """``lab/course/settings/overrides.json``: the kernel's execution indicator in the status bar,
+    a setting of JupyterLab's own schema (a misspelt name would be silently ignored)."""
+    import jsonschema
+    from jupyterlab.commands import get_app_dir
+    from jupyterlab_server.settings_utils import _get_overrides
+
+    overrides, error = _get_overrides(str(SETTINGS))
+    assert not error, error
+    assert overrides == {
+        "@jupyterlab/notebook-extension:tracker": {"kernelStatus": {"showOnStatusBar": True}}
+    }
+    for plugin, values in overrides.items():
+        package, name = plugin.split(":")
+        schema = json.loads(Path(get_app_dir(), "schemas", package, f"{name}.json").read_text())
+        for key, value in values.items():
+            assert key in schema["properties"], (plugin, key)
+            jsonschema.validate({key: value}, {**schema, "required": []})

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from traitlets.config import Config, PyFileConfigLoader
 
-from attncourse.classroom.start import LAB
+from attncourse.classroom.start import LAB, SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -55,12 +55,22 @@ def test_students_get_nbgrader_s_student_tools_only_and_instructors_every_tool()
     assert server["nbgrader.server_extensions.formgrader"] is True
 
 
-def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives():
-    """No news pop-up and no busy icon in the tab, as ``attncourse start`` sets them."""
+def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives(monkeypatch):
+    """No news pop-up, no busy icon in the tab and the execution indicator in the status bar, as
+    ``attncourse start`` sets them: its page settings in each role's, its JupyterLab defaults
+    (``SETTINGS``) as the app settings of every user's server, on one machine and in the image."""
     course = _json(LAB / "course" / "labconfig" / "page_config.json")
     for role in ("student", "instructor"):
         disabled = _json(DEPLOY / "jupyter" / role / "labconfig" / "page_config.json")
         assert course["disabledExtensions"].items() <= disabled["disabledExtensions"].items(), role
+    monkeypatch.delenv("ATTNCOURSE_CONFIG", raising=False)
+    config = PyFileConfigLoader("jupyterhub_config.py", path=str(DEPLOY)).load_config()
+    assert f"--LabApp.app_settings_dir={SETTINGS}" in config.Spawner.args
+    dockerfile = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ")
+    copied = re.search(r"COPY (\S+/settings/overrides\.json) +(\S+)", dockerfile)
+    assert copied and ROOT / copied[1] == SETTINGS / "overrides.json", copied
+    # the app settings folder of the image's JupyterLab (python:3.11-slim: sys.prefix /usr/local)
+    assert copied[2] == "/usr/local/share/jupyter/lab/settings/overrides.json"
 
 
 def test_kubernetes_gives_each_role_the_settings_one_machine_gives():

@@ -251,6 +251,16 @@ class Class:
         start = page.index(">", page.index('id="jupyter-config-data"')) + 1
         return json.loads(page[start : page.index("</script>", start)])
 
+    def lab_defaults(self, user: str, plugin: str) -> dict:
+        """The defaults of JupyterLab plugin ``plugin``'s settings on ``user``'s server: its
+        schema's, with the app settings' overrides."""
+        path = f"/user/{urllib.parse.quote(user)}/lab/api/settings/{plugin}"
+        request = urllib.request.Request(f"{self.base}{path}")
+        request.add_header("Authorization", f"token {self.token}")
+        with urllib.request.urlopen(request, timeout=self.deadline.left(60)) as response:
+            schema = json.loads(response.read())["schema"]
+        return {key: value.get("default") for key, value in schema["properties"].items()}
+
     def log(self) -> str:
         return self.hub_log.read_text(errors="replace")[-4000:] if self.hub_log.exists() else ""
 
@@ -395,6 +405,12 @@ def test_a_class_on_jupyterhub_releases_collects_and_grades_end_to_end():
             "@jupyter/nbgrader:create-assignment",
         } <= set(disabled)
         assert "@jupyter/nbgrader:assignment-list" not in disabled
+        # and the JupyterLab defaults attncourse start gives: the execution indicator in the
+        # status bar
+        tracker = the_class.lab_defaults(
+            the_class.students[0], "@jupyterlab/notebook-extension:tracker"
+        )
+        assert tracker["kernelStatus"]["showOnStatusBar"] is True, tracker["kernelStatus"]
         culler = the_class.api("GET", "/hub/api/services/idle-culler")  # idle servers stop
         assert culler["pid"] and Path(f"/proc/{culler['pid']}").exists(), culler
         the_class.timings["server peak MB"] = the_class.peak_mb(the_class.students[0])
