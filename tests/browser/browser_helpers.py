@@ -20,7 +20,7 @@ CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # median, key press -> new image on screen: a bound against regressions. The Python update is
 # held to 100 ms by benchmarks/notebooks.py; the browser's round trip and drawing add 50-80 ms
-# (medians measured on 2 cores: 63-100 ms, chapters 05-08 the slowest; see the README)
+# (medians measured on 2 cores: 62-100 ms, chapters 05, 06 and 08 the slowest; see the README)
 LATENCY_BUDGET_MS = 200.0
 PRESSES = 12  # measured key presses per widget, after WARMUP ones
 WARMUP = 2
