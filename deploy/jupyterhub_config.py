@@ -58,7 +58,13 @@ c.Spawner.start_timeout = 600  # seconds: on a busy 2-core machine a server take
 c.Spawner.http_timeout = 300
 # JupyterLab's defaults as `attncourse start` sets them (the kernel's execution indicator in the
 # status bar): the course's app settings, read from the installed package without importing it
-course_package = Path(importlib.util.find_spec("attncourse").origin).parent
+course = importlib.util.find_spec("attncourse")
+if course is None:
+    sys.exit(
+        f"jupyterhub_config.py: the course is not installed in {sys.prefix}, the hub's "
+        "environment (deploy/README.md, step 2)"
+    )
+course_package = Path(course.origin).parent
 c.Spawner.args = [f"--LabApp.app_settings_dir={course_package / 'classroom/lab/course/settings'}"]
 
 

@@ -147,6 +147,21 @@ def test_the_one_machine_hub_says_where_its_settings_are_when_it_cannot_find_the
         loader.load_config()
 
 
+def test_the_one_machine_hub_says_so_when_the_course_is_not_installed_beside_it(monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.delenv("ATTNCOURSE_CONFIG", raising=False)
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "attncourse" else find_spec(name, *a),
+    )
+    loader = PyFileConfigLoader("jupyterhub_config.py", path=str(DEPLOY))
+    with pytest.raises(SystemExit, match="the course is not installed in .*step 2"):
+        loader.load_config()
+
+
 def test_the_batch_jobs_agree_on_the_shards_and_the_assignment():
     job = next(yaml.safe_load_all((DEPLOY / "batch" / "grade-job.yaml").read_text()))
     merge = yaml.safe_load((DEPLOY / "batch" / "merge-job.yaml").read_text())
