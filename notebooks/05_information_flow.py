@@ -769,8 +769,9 @@ ch05.flow_widget(encoders["bidirectional", 0], widget_tokens, query=int(widget_m
 # code. This appendix checks each claim numerically and runs each listing as printed. Marks:
 # **✓ holds** · **⚠ holds only under a condition** (stated) · **✗ wrong as printed** (with a
 # counterexample and the correct statement) · **— nothing to measure** (advice, or a benchmark
-# claim a CPU cannot test). `ch05.run_source_block(name, call, extra)` executes a listing's text
-# unchanged in a fresh namespace (plus `extra` names), then `call`, and reports what it did.
+# claim a CPU cannot test) · **→ ch. NN**: checked in chapter NN, which owns the claim.
+# `ch05.run_source_block(name, call, extra)` executes a listing's text unchanged in a fresh
+# namespace (plus `extra` names), then `call`, and reports what it did.
 #
 # ### A.1 The mask table and the comparison table (002 §1, §8)
 #

@@ -760,10 +760,10 @@ plt.show()
 # last*.
 #
 # **What this does not show.** The task is **local by design**: the answer is never far back, and
-# ALiBi's recency prior is exactly the right bias for it. Its extrapolation comes partly from
-# ignoring the distant past — in float32 its steepest head gives keys more than about 173
-# positions back weight exactly 0 (section 4). On a task whose answer lies far back, that bias
-# works against it.
+# ALiBi's recency prior is exactly the right bias for it. Its extrapolation comes partly from all
+# but ignoring the distant past: this model's steepest head (4 heads, slope m = 1/4) scales the
+# weight of a key 20 positions back by $e^{-5} \approx 0.007$ against an equal score at the query.
+# On a task whose answer lies far back, that bias works against it.
 #
 # **Play with it.** The four encodings side by side: the **encoding**, the **dimension** d, the
 # **position** p and the **RoPE plane** i. Panels: the encoding as a heat map (rows: positions;

@@ -19,12 +19,12 @@
 # Take two ReLU networks for the same 10-class task, one with 10 layers and one with 100, every
 # layer equally wide and initialised by He's rule, which keeps the size of the signal constant
 # from layer to layer on average. Train both for 150 steps. The 10-layer network fits the task;
-# the 100-layer one hardly learns. Now add each layer's input to its output, y = x + F(x), and the
-# 100-layer network trains as fast as the 10-layer one. **Why does depth alone stop a network
-# from learning, and why does one added x fix it?** This chapter follows a deep stack at
-# initialisation, layer by layer, and adds the three pieces every Transformer block is built
-# from: an identity path, a gate, and a normalization. Section 5 trains the stacks and reproduces
-# the depth effect of Srivastava et al. (2015).
+# the 100-layer one hardly learns. Now add each layer's input to its output, y = x + F(x), with
+# each branch F started small, and the 100-layer network trains as fast as the 10-layer one. **Why
+# does depth alone stop a network from learning, and why does one added x fix it?** This chapter
+# follows a deep stack at initialisation, layer by layer, and adds the three pieces every
+# Transformer block is built from: an identity path, a gate, and a normalization. Section 5
+# trains the stacks and reproduces the depth effect of Srivastava et al. (2015).
 #
 # **After this chapter you can**
 # - write the gradient through a stack of residual blocks, x + F(x), and say what the identity
@@ -110,8 +110,9 @@ plt.show()
 # caused the loss (the "shattered gradients" of Balduzzi et al. 2017). A network whose last layer
 # cannot tell its inputs apart cannot learn to classify them.
 #
-# **Takeaway.** A deep plain stack at a careful initialisation keeps the size of its signal but
-# loses the differences between its inputs.
+# **Takeaway.** A deep plain stack at a careful initialisation keeps the size of its signal only
+# on average (this one's shrank about a hundredfold), and it loses the differences between its
+# inputs.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. An identity path: x + F(x)
@@ -800,8 +801,9 @@ plt.show()
 # it — it learns a little, or nothing. Section 1 showed why: the plain stack maps all inputs to
 # nearly one direction; the other two start near the identity, every input still distinct.
 #
-# **Takeaway.** With an identity path — fixed (residual) or gated (highway) — depth stops being
-# an obstacle to training; without one, a 100-layer network barely trains.
+# **Takeaway.** With an identity path — fixed (residual) or gated (highway), its branches started
+# small — depth stops being an obstacle to training; without one, a 100-layer network barely
+# trains.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
@@ -836,9 +838,9 @@ plt.show()
 # 1. The block's Jacobian is I − I/2 = I/2, so every gradient is halved (factor 0.5, exactly).
 #    For F(x) = −x it is I − I = 0: no gradient passes, because the block maps every input to 0.
 # 2. A He-initialised branch is about as large as its input, so each block roughly doubles the
-#    mean square of the activations and of the gradient: about $2^{25}$ over 50 blocks. Scale the
-#    branches down at initialisation (by 1/√L, or start their last layer at zero), or normalise
-#    each branch's input (LayerNorm).
+#    mean square of the activations and of the gradient: about $2^{50}$ over 50 blocks ($2^{25}$
+#    in norm). Scale the branches down at initialisation (by 1/√L, or start their last layer at
+#    zero), or normalise each branch's input (LayerNorm).
 # 3. σ(−30) ≈ 10⁻¹³: every layer is the identity to within round-off. The gradient passes through
 #    untouched, but each layer's own gradients carry the factor T or T(1 − T), about 10⁻¹³: the
 #    layers cannot learn, only the input projection and the read-out train — a linear model.
