@@ -118,8 +118,8 @@ def _gumbel_sigmoid_ref(logits, u, temperature):
 
 
 OWN_NOISE = (
-    "the sample must be computed from the u given, one number per entry: random numbers of your "
-    "own give other values"
+    "compare with m = sigmoid((l + log u - log(1 - u)) / temperature), computed from the u given, "
+    "one number per entry (random numbers of your own give other values)"
 )
 
 
@@ -179,6 +179,13 @@ check_gumbel_sigmoid = Exercise(
             "one Gumbel variable -log(-log u) is not enough: the two-class Gumbel-softmax needs "
             "the difference of two Gumbels, which is logistic, log u - log(1 - u)",
             lambda x, u, t: torch.sigmoid((x - torch.log(-torch.log(u))) / t),
+        ),
+        (
+            "g1 and g0 must be independent: built from one u (g1 from u, g0 from 1 - u) they are "
+            "not, and their difference is not logistic; g1 - g0 is log u - log(1 - u)",
+            lambda x, u, t: torch.sigmoid(
+                (x - torch.log(-torch.log(u)) + torch.log(-torch.log1p(-u))) / t
+            ),
         ),
         (
             "only the logits are divided by the temperature: divide logits + noise",

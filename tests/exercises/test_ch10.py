@@ -183,6 +183,13 @@ def test_gumbel_sigmoid_names_the_mistakes():
         r"one Gumbel variable",
     )
     fails(
+        check_gumbel_sigmoid,  # g1 from u and g0 from 1 - u: one u for both Gumbels
+        lambda x, u, t: torch.sigmoid(
+            (x - torch.log(-torch.log(u)) + torch.log(-torch.log(1 - u))) / t
+        ),
+        r"g1 and g0 must be independent",
+    )
+    fails(
         check_gumbel_sigmoid,
         lambda x, u, t: torch.sigmoid(x / t + torch.log(u) - torch.log(1 - u)),
         r"only the logits are divided",
