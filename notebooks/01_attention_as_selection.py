@@ -285,8 +285,9 @@ plt.show()
 # distribution → entropies (...) in nats. A weight of exactly 0 must contribute 0, not `nan`
 # (`0 * log 0` is `0 * -inf = nan` in floating point). Either skip zero weights
 # (`torch.where(p > 0, …)`) or guard the log with a tiny ε, `log(p + ε)` with ε ≤ 1e-9: that
-# changes H by at most n·ε, which the check allows. Keep the dtype; the check refuses
-# `torch.special.entr` and the course's package.
+# changes H by at most n·ε, which the check allows. Keep the dtype; write it with plain tensor
+# operations: the check refuses `torch.special.entr`, the cross-entropy and KL losses,
+# `torch.distributions`' entropies and the course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch01_entropy", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -572,12 +573,13 @@ print(causal_mask(5).int())  # (T, T): row t may read columns 0..t
 # the leading dimensions `...` hold several sentences at once (and, from chapter 06, several
 # heads), and there may be none — and mask (T, S) of
 # bools, **True = may attend** → `(output (..., T, d_v), weights (..., T, S))`, where
-# weights = softmax(q kᵀ / √d_k) over the keys a query may read. Transpose only the last two
-# dimensions of k (`k.transpose(-2, -1)`, or `k.mT`; `k.T` reverses all of them and breaks the
-# batched case). Masked keys get weight exactly 0; a query whose keys are all masked gets a row
-# of zeros (weights and output), not `nan`. Keep the dtype. The check refuses PyTorch's softmax
-# and attention functions (`F.scaled_dot_product_attention`, `nn.MultiheadAttention`) and the
-# course's package.
+# weights = softmax(q kᵀ / √d_k) over the keys a query may read; subtract the largest score *of
+# those keys* before `exp` (mask first): a masked key's large score would otherwise send the
+# allowed keys' exp to 0. Transpose only the last two dimensions of k (`k.transpose(-2, -1)`, or
+# `k.mT`; `k.T` reverses all of them and breaks the batched case). Masked keys get weight exactly
+# 0; a query whose keys are all masked gets a row of zeros (weights and output), not `nan`. Keep
+# the dtype. The check refuses PyTorch's softmax and attention functions
+# (`F.scaled_dot_product_attention`, `nn.MultiheadAttention`) and the course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch01_masked_attention", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

@@ -657,10 +657,10 @@ ex.check_bottleneck_bits(my_bottleneck_bits, seed=34)
 ### END HIDDEN TESTS
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Now the bits that reached the output, from the per-position accuracies of section 4
-# (`transmitted_bits` is the course's version of your function). **Pass**: beyond n = 10 the fixed
-# context delivers no more bits than at n = 5; the wide one more than `none` at its best, and
-# still a falling amount; additive attention ≥ 90 % of H(X) at every length.
+# Now the bits that provably reached the output (Fano's lower bound), from the per-position
+# accuracies of section 4 (`transmitted_bits` is the course's version of your function). **Pass**:
+# beyond n = 10 the fixed context's bound is no higher than at n = 5; the wide one's is above
+# `none`'s at its best, and still falls; additive attention's is ≥ 90 % of H(X) at every length.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_IGNORE_OUTPUT
@@ -686,16 +686,16 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# With attention, the bits that reach the output follow H(X) = n log₂ 20 up: the decoder reads
-# each token where it is. Without attention they stop growing: at n = 5 nearly everything the
-# source holds gets through, and for longer sources *fewer* bits do, not more — a longer source
-# crowds C more, and the bound is loose when errors spread thinly over many positions. The wide
-# context carries more at its best, then falls the same way: a bigger bottleneck is still a
-# bottleneck.
+# With attention, the bound follows H(X) = n log₂ 20 up: the decoder reads each token where it
+# is, and as I(X; Y) ≤ H(X), the bound is then the amount itself. Without attention it stops
+# growing: at n = 5 it shows that nearly everything the source holds gets through; for longer
+# sources it *falls* — the accuracy drops, and the bound is loose when errors spread thinly over
+# many positions, so it no longer proves that more gets through. The wide context's bound is
+# higher at its best, then falls the same way: a bigger bottleneck is still a bottleneck.
 #
 # **Takeaway.** A fixed context obeys I(X; Y) ≤ I(X; C) ≤ H(C); Fano's inequality turns accuracy
-# into the bits that provably passed through it — a small, fixed amount, while attention's grow
-# with the source.
+# into the bits that provably passed through it — for a fixed context a small number that stops
+# growing, while attention's grows with the source.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6. Watch a decoder read
@@ -771,8 +771,9 @@ ch02.decoding_widget(traces, model="additive", example=0, t=5)
 #    from 0), plus what the encoder states still carry about far tokens.
 # 4. 0 bits at accuracy 1/V (the error pattern is uniform). Never right still gives
 #    log₂ V − log₂(V − 1) > 0 bits: "never the true token" is information.
-# 5. 1,024 bits bound what C could hold; what a trained recurrent network packs into C and
-#    unpacks from it is far less — a few dozen bits at most, by Fano's bound.
+# 5. 1,024 bits bound what C could hold, not what a trained recurrent network packs into it and
+#    reads back: its accuracy falls with n, and Fano's bound proves only a few dozen bits through,
+#    far from the 130 a copy needs. The limit is what the network learns to use, not capacity.
 # </details>
 #
 # **Next — chapter 03, entropy and temperature**: how peaked an attention row is, measured by its
@@ -1158,7 +1159,8 @@ plt.show()
 #
 # **Claim check — "BLEU: +3–5 points on WMT" ⚠.** It depends on the setup: Bahdanau et al.'s
 # Table 1 gives +7.6 (RNNsearch-30 over RNNencdec-30) and +8.9 (the 50-word models); Luong et al.
-# report +5.0 for global attention over none. Not checked here (no translation data).
+# report +5.0 for local attention over none (their abstract). Not checked here (no translation
+# data).
 #
 # **Claim check — "long sequences lose information through a fixed C; attention fixes it" ✓.**
 # Section 4: without attention the copy accuracy falls from nearly 100 % at n = 5 to under 40 %
@@ -1182,8 +1184,8 @@ plt.show()
 # the decoder reads the source by another path, which is what attention does. I(X; C) ≤ H(C) ✓
 # (equality for a deterministic C). "H(C) = log|C|" ✗: the "number of distinct tokens" C takes 4
 # values but carries 1.41 bits. And for a network, whose C is 32 float32 numbers, log₂|C| =
-# 1,024 bits is far above what passes (section 5's Fano bound: a few dozen bits at most): the
-# bound is true but loose. **Correct statement**: I(X; Y) ≤ I(X; C) ≤ H(C) ≤ log₂|C| when
+# 1,024 bits is far above what can pass (I(X; Y) ≤ H(X), about 130 bits for section 5's longest
+# source): the bound is true but loose. **Correct statement**: I(X; Y) ≤ I(X; C) ≤ H(C) ≤ log₂|C| when
 # X → C → Y, with equality in the last step iff C is uniform.
 #
 # ### A.9 One context per step (003, 信息瓶颈的信息论分析: (B2))

@@ -36,8 +36,9 @@
 #   σReparam.
 #
 # **Prerequisites**: chapter 01 (softmax, attention entropy, the √d_k scale, the running
-# sentence); a derivative, an expectation and a variance; PyTorch at the level of
-# `x.amax(dim=-1, keepdim=True)`.
+# sentence); a derivative, an expectation and a variance; a matrix's spectral norm ‖J‖₂ (its
+# largest singular value; for a symmetric positive semi-definite J, the largest vᵀJv over unit
+# vectors v); PyTorch at the level of `x.amax(dim=-1, keepdim=True)`.
 #
 # **Time**: main path about 85 min, appendix about 17 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
@@ -166,7 +167,8 @@ plt.show()
 # (T = 4), every choice blurs towards the plain average.
 #
 # **Takeaway.** Dividing the scores by T keeps their ranking and sets how sharply it is followed;
-# subtract the maximum of s / T, not of s.
+# shift by the maximum of what you exponentiate: max(s / T) from s / T (or max s from s, then
+# divide), never max s from s / T.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2. Softmax is a Gibbs distribution: score against spread
@@ -267,7 +269,8 @@ for T in (0.25, 1.0, 4.0):
 # $H = \log\sum_j e^{z_j} - \sum_i \alpha_i z_i$, shift z by its row maximum first (H does not
 # change): unshifted, both terms are in the thousands while H is at most log n. The tolerance is
 # a few units of the dtype's precision at the size of s / T. The check refuses PyTorch's softmax
-# functions, `torch.special.entr` and the course's package.
+# functions, `torch.special.entr`, the cross-entropy and KL losses, `torch.distributions`'
+# entropies and the course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_entropy_temperature", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -560,8 +563,8 @@ ex.check_hoeffding_bound(my_hoeffding_bound, seed=35)
 # %% [markdown] slideshow={"slide_type": "-"}
 # 20 000 random score vectors over 8 keys, their distance from uniform $\log n - H$ against their
 # score range, and the bound $(\Delta s)^2/8$ (`ch03.hoeffding_entropy_bound`): every point lies
-# below the green curve, and the curve hugs the points as Δs → 0 — the constant 1/8 cannot be
-# improved (the appendix shows it).
+# below the green curve. Random vectors stay well below it; that 1/8 cannot be improved shows on
+# vectors with half their scores at each end of the range (the appendix, A.4).
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT

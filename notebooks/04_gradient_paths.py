@@ -324,7 +324,7 @@ ex.check_clip_gradients(my_clip_grad_norm, seed=24)
 # %% [markdown] slideshow={"slide_type": "-"}
 # Clipping at work (`ch04.exploding_training`, which clips with the course's reference): a
 # **linear** RNN (16 units, T = 30) started at W_hh = 1.2 · orthogonal, trained with plain SGD
-# (lr 0.1, batch 32, 100 steps) to output the input 3 steps back. Without clipping the first
+# (lr 0.1, batch 32, 100 steps) to output the third-newest input. Without clipping the first
 # gradient is in the tens of thousands and the loss is `nan` within a few steps; clipped at
 # ‖g‖ = 1 it trains.
 
@@ -364,8 +364,9 @@ plt.show()
 #
 # $$o_i = \sum_{j=1}^{n} A_{ij} v_j \qquad (5.4.3)$$
 #
-# There is no chain of states in between: $\partial o_i/\partial v_j = A_{ij} I$, plus a term
-# through the scores, whatever the distance |i − j|. The path from any input to any output is
+# There is no chain of states in between: $\partial o_i/\partial v_j = A_{ij} I$ exactly (v_j
+# does not enter the scores), and an input x_j reaches o_i through v_j and through the scores,
+# whatever the distance |i − j|. The path from any input to any output is
 # **one step** long (source 000 states it as PathLength = 1 for self-attention against n for an
 # RNN, Eq. 14.3.9). Measure it exactly as in section 2: one causal self-attention layer
 # (`ch04.chapter_attention`, d = 64, one head), the output at the last position, 20 seeds
@@ -415,8 +416,9 @@ plt.show()
 # **Difficulty** ●●○ · **Time** 12 min · **Points** 3 · **Practises** Eq. (5.4.5), a graph from
 # attention weights, breadth-first search
 #
-# Write `my_path_lengths(weights, eps)`: weights (n, n) → dist (n, n), always **float64** (so
-# that unreachable pairs can be `inf`), whatever the weights' dtype. There is an edge i → j when
+# Write `my_path_lengths(weights, eps)`: weights (n, n) → dist (n, n), always **float64**,
+# whatever the weights' dtype (a float, so that unreachable pairs can be `inf`; float64 as the
+# one convention). There is an edge i → j when
 # `weights[i, j] > eps` (strictly: a weight equal to eps is no edge). `dist[i, i] = 0`;
 # `dist[i, j]` = the fewest edges on a path from i to j; `float("inf")` when there is no path.
 # Loops over starts and steps are fine, so is a matrix form. The check refuses the course's path
