@@ -248,11 +248,16 @@ def _empty_row_hint(got, expected):
     return say(EMPTY_ROW_NAN_HINT if nonfinite(got) else EMPTY_ROW_UNIFORM)
 
 
-def _attention_variant(q, k, v, mask, *, fill=None, scale=None, after=False, dim=-1):
+def _attention_variant(
+    q, k, v, mask, *, fill=None, scale=None, after=False, dim=-1, max_of_all=False
+):
     """A deliberately wrong masked attention, to recognise a learner's mistake."""
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, S)
-    if after:
+    if max_of_all:  # the row's maximum over every key, masked ones included
+        e = torch.exp(scores - scores.amax(-1, keepdim=True)).masked_fill(~mask, 0.0)
+        w = torch.nan_to_num(e / e.sum(-1, keepdim=True))  # (..., T, S)
+    elif after:
         w = _softmax_ref(scores) * mask  # masked after the softmax, not renormalised
     elif fill is not None:
         w = _softmax_ref(scores.masked_fill(~mask, fill), dim=dim)
@@ -349,6 +354,12 @@ check_masked_attention = Exercise(
             "masked scores were set to 0, which still gets weight: fill them with float('-inf') "
             "before the softmax",
             lambda q, k, v, m: _attention_variant(q, k, v, m, fill=0.0),
+        ),
+        (
+            "the row's maximum was taken over every key, masked ones too: a masked key's large "
+            "score pushes the allowed keys' exp to 0; take the maximum over the keys the query "
+            "may read (fill masked scores with float('-inf') first)",
+            lambda q, k, v, m: _attention_variant(q, k, v, m, max_of_all=True),
         ),
         (
             "masked keys were zeroed after the softmax, so the weights no longer sum to 1: "

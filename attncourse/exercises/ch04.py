@@ -346,7 +346,10 @@ def _encode(dist):
     return torch.where(unreachable, torch.zeros_like(dist), dist), unreachable.to(torch.float64)
 
 
-RETURN_FLOAT64 = "return a float64 tensor (so that unreachable pairs can be inf), got {got}"
+RETURN_FLOAT64 = (
+    "return a float64 tensor whatever the weights' dtype (a float, so that unreachable pairs can "
+    "be inf), got {got}"
+)
 UNREACHABLE_INF = "pairs that no path connects must be float('inf') (not -1, 0 or n)"
 REACHABLE_INF = "some pairs marked unreachable (inf) are connected by a path"
 

@@ -203,7 +203,8 @@ TUPLE_LENGTH = "returned {got} values, expected {count} ({names})"
 NOT_A_TENSOR = "returned {got}, expected a torch.Tensor"
 A_SUBCLASS = "returned a {type} (a subclass of torch.Tensor): return a plain torch.Tensor"
 WRONG_SHAPE = "returned shape {got}, expected {expected}"
-WRONG_DTYPE = "returned dtype {got}, expected {expected}: keep the input's dtype"
+WRONG_DTYPE = "returned dtype {got}, expected {expected}"  # an output whose dtype is set
+KEEP_DTYPE = "returned dtype {got}, expected {expected}: keep the input's dtype"
 WRONG_ENTRIES = "wrong values: {wrong} of {total} entries differ"
 CONTAINS_NAN = "contains NaN"
 CONTAINS_INF = "contains inf"
@@ -215,7 +216,20 @@ NOT_A_NUMBER = "returned something that is not a number ({error})"
 HINTED = "{hint} ({problem})"  # a case's hint, and the difference it explains
 
 
-def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | None:
+def _dtypes(value) -> set:
+    """The dtypes of the tensors in a (nested) value."""
+    if isinstance(value, _Tensor):
+        return {value.dtype}
+    if isinstance(value, tuple | list):
+        return set().union(*map(_dtypes, value))
+    if isinstance(value, dict):
+        return set().union(*map(_dtypes, value.values()))
+    return set()
+
+
+def _compare(
+    got, expected, names, order, scale, precision, slack=0.0, input_dtypes=frozenset()
+) -> str | None:
     if got is None:
         return say(RETURNED_NONE)
     if isinstance(expected, tuple):
@@ -224,7 +238,7 @@ def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | 
         if len(got) != len(expected):
             return say(TUPLE_LENGTH, got=len(got), count=len(expected), names=", ".join(names))
         for i in order or range(len(expected)):
-            p = _compare(got[i], expected[i], (), (), scale, precision, slack)
+            p = _compare(got[i], expected[i], (), (), scale, precision, slack, input_dtypes)
             if p is not None:
                 return f"{names[i]}: {p}" if names else p
         return None
@@ -235,7 +249,8 @@ def _compare(got, expected, names, order, scale, precision, slack=0.0) -> str | 
     if got.shape != expected.shape:
         return say(WRONG_SHAPE, got=tuple(got.shape), expected=tuple(expected.shape))
     if got.dtype != expected.dtype:
-        return say(WRONG_DTYPE, got=got.dtype, expected=expected.dtype)
+        template = KEEP_DTYPE if expected.dtype in input_dtypes else WRONG_DTYPE
+        return say(template, got=got.dtype, expected=expected.dtype)
     got = got.detach()
     if not expected.is_floating_point():
         if _equal(got, expected):
@@ -341,6 +356,7 @@ SENTENCES = (
     A_SUBCLASS,
     WRONG_SHAPE,
     WRONG_DTYPE,
+    KEEP_DTYPE,
     WRONG_ENTRIES,
     CONTAINS_NAN,
     CONTAINS_INF,
@@ -542,8 +558,9 @@ class Exercise:
         )
         slack = self.slack(*case.args, **case.kwargs) if self.slack else 0.0
         with _no_torch_function():
+            dtypes = _dtypes((case.args, case.kwargs))  # "keep the dtype" only when one came in
             problem = _compare(
-                got, expected, self.outputs, self.order, scale, self.precision, slack
+                got, expected, self.outputs, self.order, scale, self.precision, slack, dtypes
             )
             if problem is None:
                 return None

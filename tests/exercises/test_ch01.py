@@ -345,6 +345,14 @@ def test_masked_attention_mistakes_are_named():
 
     fails(check_masked_attention, after_softmax, r"masked keys were zeroed after the softmax")
 
+    def max_before_masking(q, k, v, m):  # exact for small scores; at ±1000 the allowed ones vanish
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        e = torch.exp((s - s.amax(-1, keepdim=True)).masked_fill(~m, float("-inf")))
+        w = torch.nan_to_num(e / e.sum(-1, keepdim=True))
+        return w @ v, w
+
+    fails(check_masked_attention, max_before_masking, r"maximum was taken over every key")
+
 
 @pytest.mark.parametrize(
     "builtin, called",

@@ -672,3 +672,16 @@ def test_every_check_is_exported():
     assert sorted(exercises_ch04.__all__) == sorted(
         ["check_clip_gradients", "check_effective_span", "check_path_lengths", "check_rnn_jacobian"]
     )
+
+
+def test_a_dtype_the_exercise_sets_is_not_called_the_input_s():
+    """Exercise 2 returns int64 distances and exercise 3 float64, whatever the input's dtype: the
+    dtype message then names the expected dtype and does not say "keep the input's dtype"."""
+    for check, answer in (
+        (check_effective_span, lambda w, e: span(w, e).to(w.dtype)),
+        (check_path_lengths, lambda w, e: bfs_frontier(w, e).to(w.dtype)),  # float32 weights
+    ):
+        with pytest.raises(AssertionError) as info:
+            check(answer)
+        assert "returned dtype torch.float" in str(info.value), str(info.value)
+        assert "keep the input's dtype" not in str(info.value), str(info.value)
