@@ -109,10 +109,11 @@ for row, answer, k_ in zip(x_ex.tolist(), y_ex.tolist(), k_ex.tolist()):
 #
 # Write `my_rnn_jacobian(W_hh, states, t)` for a tanh RNN
 # $h_s = \tanh(W_{hh} h_{s-1} + W_{xh} x_s + b)$: `W_hh` (d, d); `states` (T, d) holds
-# $h_1, \dots, h_T$ as rows (0-based: row s is $h_{s+1}$); `t` is a 0-based row. Return
-# ∂h_T/∂h_t, the (d, d) matrix whose entry (a, b) is ∂`states[-1][a]`/∂`states[t][b]` — the
-# identity when t is the last row. Use only `W_hh` and the states (which states' derivatives
-# appear?). Keep the states' dtype: float32 states give a float32 answer (make new tensors with
+# $h_1, \dots, h_T$ as rows (0-based: row s is $h_{s+1}$); `t` is a 0-based row. Return the
+# derivative of the last row with respect to row t, the (d, d) matrix whose entry (a, b) is
+# ∂`states[-1][a]`/∂`states[t][b]` (in the names above, ∂h_T/∂h_{t+1}) — the identity when t is
+# the last row. Use only `W_hh` and the states (which states' derivatives appear?). Keep the
+# states' dtype: float32 states give a float32 answer (make new tensors with
 # `dtype=states.dtype`). Any formulation is fine (a loop, `torch.diag`, broadcasting, `einsum`);
 # the check refuses autograd (`backward`, `torch.autograd.*`, `torch.func.*`) and the course's
 # package: the point is to write the product yourself.
@@ -120,7 +121,7 @@ for row, answer, k_ in zip(x_ex.tolist(), y_ex.tolist(), k_ex.tolist()):
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_rnn_jacobian", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
 def my_rnn_jacobian(W_hh, states, t):
-    """W_hh (d, d), states (T, d) rows h_1..h_T, t a 0-based row -> dh_T/dh_t (d, d)."""
+    """W_hh (d, d), states (T, d) rows h_1..h_T, t a 0-based row -> d states[-1] / d states[t]."""
     ### BEGIN SOLUTION
     T, d = states.shape
     J = torch.eye(d, dtype=states.dtype)  # (d, d) dh_T/dh_T

@@ -146,7 +146,7 @@ check_rnn_jacobian = Exercise(
         ),
         (
             "the factors are multiplied in the wrong order: the newest step goes on the left, "
-            "∂h_T/∂h_t = (D_T W_hh)(D_{T−1} W_hh)⋯(D_{t+1} W_hh)",
+            "the factor of row T−1 first, then row T−2's, …, row t+1's last",
             lambda W, h, t: _product(W, h, t, _D, "oldest_left"),
         ),
         (
@@ -155,8 +155,8 @@ check_rnn_jacobian = Exercise(
             lambda W, h, t: _product(W, h, t, lambda W, h, s: W * (1 - h[s] ** 2)[None, :]),
         ),
         (
-            "off by one: the derivative factors belong to the states after h_t, D_{t+1} … D_T "
-            "(rows t+1 … T−1), not D_t … D_{T−1}",
+            "off by one: the factors diag(1 − states[s]²) · W_hh belong to the rows after t, "
+            "s = t+1 … T−1, not s = t … T−2",
             lambda W, h, t: _product(W, h, t, lambda W, h, s: _D(W, h, s - 1)),
         ),
         (
@@ -165,7 +165,7 @@ check_rnn_jacobian = Exercise(
             lambda W, h, t: _product(W, h, t, _D, steps=list(range(h.shape[0] - 1, t - 1, -1))),
         ),
         (
-            "one step too few: the newest factor D_T W_hh (row T−1, the last state) belongs to "
+            "one step too few: the newest factor, that of row T−1 (the last state), belongs to "
             "the product too; it runs over rows T−1 down to t+1",
             lambda W, h, t: (
                 _product(W, h, t, _D, steps=list(range(h.shape[0] - 2, t, -1)))
