@@ -772,8 +772,9 @@ ch02.decoding_widget(traces, model="additive", example=0, t=5)
 # 4. 0 bits at accuracy 1/V (the error pattern is uniform). Never right still gives
 #    log₂ V − log₂(V − 1) > 0 bits: "never the true token" is information.
 # 5. 1,024 bits bound what C could hold, not what a trained recurrent network packs into it and
-#    reads back: its accuracy falls with n, and Fano's bound proves only a few dozen bits through,
-#    far from the 130 a copy needs. The limit is what the network learns to use, not capacity.
+#    reads back: its accuracy falls with n, and beyond n = 10 Fano's bound proves no more than at
+#    n = 5 (asserted in section 5), at most 21.6 bits, far from the 130 a copy needs. The limit is
+#    what the network learns to use, not capacity.
 # </details>
 #
 # **Next — chapter 03, entropy and temperature**: how peaked an attention row is, measured by its
