@@ -114,12 +114,13 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 # | d_model | width of the token representations | 模型维度 |
 # | d_k | dimension of queries and keys | 键维度 |
 # | d_v | dimension of values (and of each head's output) | 值维度 |
-# | α, `weights` | attention weights, shape (B, H, T, S); each row sums to 1 | 注意力权重 |
+# | α, `weights` | attention weights, shape (B, H, T, S); each row sums to 1 (0 where all its keys are masked) | 注意力权重 |
 # | mask | bool, broadcastable to (B, H, T, S); **True = may attend** | 掩码 |
 #
 # Tensors are batch-first; shapes are written in comments as `# (B, H, T, S)`. Logarithms are
 # natural (entropy in **nats**) unless a result says **bits** (log₂). Every attention in the package
-# returns `(output, weights)`:
+# returns `(output, weights)` (those built not to form the weights — chunked, linear and sparse
+# attention — return `(output, None)`):
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -186,9 +187,11 @@ widgets.VBox([temperature, readout])
 #   which input — for example "overflow for scores of 1000: subtract the row max before exp",
 #   "weights sum over the wrong axis", "missing 1/√d_k".
 #
-# Each exercise is judged **on its own**: a check never runs your answer to another exercise, so a
-# mistake in one costs only that one. Cells after an exercise use the course's own version of
-# what you built, so the chapter runs even before you have done the exercises.
+# Each exercise is judged **on its own**: where an exercise builds on an earlier one, its check
+# hands it the course's version of the earlier piece, so a mistake in one costs only that one —
+# unless your answer calls your own earlier answer, whose mistakes then count here too. Cells
+# after an exercise use the course's own version of what you built, so the chapter runs even
+# before you have done the exercises.
 #
 # Some exercises are **from scratch**: you re-implement something PyTorch already has (softmax,
 # attention, LayerNorm, ...). Their checks refuse, before anything else, an answer that uses that
@@ -214,7 +217,8 @@ widgets.VBox([temperature, readout])
 # (or in an earlier answer cell): cells you add yourself are not run when you are graded. Every
 # check cell is worth the points written above it; a function that is wrong, raises or runs too
 # long earns 0 for that exercise, and the other exercises are still graded. `attncourse progress`
-# (in a terminal) shows which of your exercises pass, checked exactly as the grader does. The
+# (in a terminal; it needs the `classroom` extra, `pip install -e ".[classroom]"`) shows which of
+# your exercises pass, checked exactly as the grader does. The
 # notebooks follow the format of [nbgrader](https://nbgrader.readthedocs.io), so a course can also
 # grade them with nbgrader itself.
 #
@@ -225,7 +229,8 @@ widgets.VBox([temperature, readout])
 # **Difficulty** ●○○ · **Time** 2 min · **Points** 1 · **Practises** reading a check's feedback
 #
 # Uniform attention — every weight 1/S — returns the plain mean of the values. Complete
-# `uniform_attention(values)`: values (S, d) → (d,), and run the check cell below it. (Its check,
+# `uniform_attention(values)`: values (S, d) → (d,), keeping the input's dtype and leaving
+# `values` unchanged (no in-place operations on it), and run the check cell below it. (Its check,
 # `attncourse/exercises/ch00.py`, is a dozen lines: the inputs to try, the reference, and the two
 # mistakes it recognises by name — a sum instead of a mean, and the wrong axis.)
 
@@ -269,7 +274,9 @@ except AssertionError as error:
     print("AssertionError:", error)
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# **Commands** (in a terminal, in the course folder, with its environment active):
+# **Commands** (in a terminal, in the course folder, with its environment active; `start` comes
+# with every install, the others with an extra: `pip install -e ".[classroom]"` for `release`,
+# `grade` and `progress`, `".[lecture]"` for `present`, `".[site]"` for `site`):
 #
 # | who | command | what it does |
 # |---|---|---|
@@ -281,8 +288,9 @@ except AssertionError as error:
 # | reader | `attncourse site --out DIR` | a static HTML site of every chapter, from the stored outputs; open `DIR/index.html`, offline |
 #
 # **Presenting inside JupyterLab.** Every chapter carries its slide layout (one slide per
-# section, the widget on a slide of its own, the exercises skipped). With the chapter open, click
-# the Deck button in the notebook's toolbar, or run *Start Deck* from the command palette
+# section, the widget on a slide of its own, the exercises skipped). With the `lecture` extra
+# installed and the chapter open, click the Deck button in the notebook's toolbar, or run *Start
+# Deck* from the command palette
 # (Ctrl+Shift+C): the notebook becomes slides with its code and widgets live. Arrow keys and Space
 # move, Shift+Enter runs a cell and moves on, *Stop Deck* goes back to the notebook.
 #
@@ -304,7 +312,7 @@ except AssertionError as error:
 # | 03 | Entropy and temperature | 000 §14.3.3; 001 (5.4.6) | entropy range, temperature, √d_k scaling, softmax saturation and its gradient, entropy bounds |
 # | 04 | RNN vs attention: gradient paths | 001 §5.4.1–5.4.3; 000 §14.3.2, §14.3.6 | ‖∂h_T/∂x_t‖ vs distance for RNNs and self-attention; path lengths; long-range recall |
 # | 05 | Bidirectional, causal and cross attention: information flow | 002; 001 (5.4.7–5.4.8) | masks; information-flow statistics; two-layer relay; local → global across layers |
-# | 06 | Multi-head attention and information | 000 §14.3.2, §14.3.4, §14.3.7 | head redundancy and complementarity, head pruning (Alg. 14.3.1), diversity regulariser |
+# | 06 | Multi-head attention and information | 000 §14.3.2, §14.3.4, §14.3.7; 003 | head redundancy and complementarity, head pruning (Alg. 14.3.1), diversity regulariser |
 # | 07 | Positional encoding | 000 §14.3.6 | sinusoidal encoding, relative position by rotation, RoPE, distance decay |
 # | 08 | Residual, highway and normalization | 004 §5.3.1–5.3.4; 000 §14.3.5 | gradient through x + F(x), highway gates, LayerNorm vs BatchNorm vs RMSNorm, depth |
 # | 09 | Pre-LN vs Post-LN stability | 004 §5.3.5 | gradient norms at initialisation; depth × learning rate × warm-up; DeepNorm |
