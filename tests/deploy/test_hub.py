@@ -255,10 +255,7 @@ class Class:
         """The defaults of JupyterLab plugin ``plugin``'s settings on ``user``'s server: its
         schema's, with the app settings' overrides."""
         path = f"/user/{urllib.parse.quote(user)}/lab/api/settings/{plugin}"
-        request = urllib.request.Request(f"{self.base}{path}")
-        request.add_header("Authorization", f"token {self.token}")
-        with urllib.request.urlopen(request, timeout=self.deadline.left(60)) as response:
-            schema = json.loads(response.read())["schema"]
+        schema = self.api("GET", path)["schema"]
         return {key: value.get("default") for key, value in schema["properties"].items()}
 
     def log(self) -> str:
