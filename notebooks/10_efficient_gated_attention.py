@@ -62,6 +62,7 @@ from attncourse.attention import (
     softmax,
 )
 from attncourse.chapters import ch10_efficient_gated_attention as ch10
+from attncourse.threads import side_by_side
 
 torch.manual_seed(0)
 np.random.seed(0)
@@ -617,23 +618,28 @@ for beta in (1.0, 10.0, 100.0):
 # interference; here 32 pairs meet d_φ = 8. **Pass** (seeds 0 and 1): softmax ≥ 0.95 accuracy;
 # linear ≤ 0.6, with mean weight on the right pair ≤ d_k / n = 0.25.
 
+
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
-recall = {}
-for kind in ("softmax", "linear"):
-    for seed in (0, 1):
-        torch.manual_seed(seed)
-        model = ch10.RecallModel(kind, key_dim=8)
-        ch10.train_recall(model, 32, steps=250, seed=seed)
-        accuracy, right = ch10.recall_scores(model, 32)
-        recall[kind, seed] = model
-        print(
-            f"{kind:>7}, seed {seed}: accuracy {accuracy:.3f}, mean weight on the right pair {right:.3f}"
-        )
-        if kind == "softmax":
-            assert accuracy >= 0.95
-        else:
-            assert accuracy <= 0.6 and right <= 0.25
+def recall_model(kind, seed):
+    torch.manual_seed(seed)
+    model = ch10.RecallModel(kind, key_dim=8)
+    ch10.train_recall(model, 32, steps=250, seed=seed, progress=False)
+    return model
+
+
+# the four runs are independent: side_by_side trains them at once, one per CPU core
+runs = [(kind, seed) for kind in ("softmax", "linear") for seed in (0, 1)]
+recall = dict(zip(runs, side_by_side(recall_model, runs, desc="recall models")))
+for (kind, seed), model in recall.items():
+    accuracy, right = ch10.recall_scores(model, 32)
+    print(
+        f"{kind:>7}, seed {seed}: accuracy {accuracy:.3f}, mean weight on the right pair {right:.3f}"
+    )
+    if kind == "softmax":
+        assert accuracy >= 0.95
+    else:
+        assert accuracy <= 0.6 and right <= 0.25
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
 for ax, kind in zip(axes, ("softmax", "linear")):
     W = ch10.recall_weight_matrix(recall[kind, 0], 32)  # (32, 32): stored key j as the query
@@ -711,15 +717,15 @@ print(
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
-sinks = {}
-for seed in (0, 1):
-    for kind in ("softmax", "gated-headwise"):
-        model, r = sinks[kind, seed] = ch10.train_sink(kind, seed, steps=400)
-        gates = "" if kind == "softmax" else f", gate at dormant queries {r.gate_dormant:.2f}"
-        print(
-            f"{kind:>14}, seed {seed}: BOS weight at dormant queries {r.bos_dormant:.3f}, "
-            f"copy accuracy {r.copy_accuracy:.3f}{gates}"
-        )
+runs = [(kind, seed, 400, False) for seed in (0, 1) for kind in ("softmax", "gated-headwise")]
+trained = side_by_side(ch10.train_sink, runs, desc="sink models")  # one run per CPU core
+sinks = {(kind, seed): run for (kind, seed, _, _), run in zip(runs, trained)}
+for (kind, seed), (_, r) in sinks.items():
+    gates = "" if kind == "softmax" else f", gate at dormant queries {r.gate_dormant:.2f}"
+    print(
+        f"{kind:>14}, seed {seed}: BOS weight at dormant queries {r.bos_dormant:.3f}, "
+        f"copy accuracy {r.copy_accuracy:.3f}{gates}"
+    )
 for seed in (0, 1):
     plain, gated = sinks["softmax", seed][1], sinks["gated-headwise", seed][1]
     assert plain.copy_accuracy >= 0.7 and gated.copy_accuracy >= 0.7
@@ -1298,11 +1304,12 @@ assert tvs[65536] < 0.1 < tv_elu and tvs[65536] < tvs[16] / 3
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_IGNORE_OUTPUT
+runs = [(kind, length, 200, 0, False) for length in (8, 32) for kind in ("softmax", "linear")]
+copiers = {run[:2]: model for run, (model, _) in zip(runs, side_by_side(ch10.train_copy, runs))}
 for length in (8, 32):
-    accuracy = {}
-    for kind in ("softmax", "linear"):
-        model, _ = ch10.train_copy(kind, length, steps=200, seed=0)
-        accuracy[kind] = ch10.copy_accuracy(model, length)
+    accuracy = {
+        kind: ch10.copy_accuracy(copiers[kind, length], length) for kind in ("softmax", "linear")
+    }
     print(
         f"copy {length:>2} tokens: softmax {accuracy['softmax']:.3f}, linear {accuracy['linear']:.3f}"
     )
