@@ -734,7 +734,7 @@ ch08.depth_widget(kind="residual", depth=50, norm="layer")
 # Fig. 1): plain networks stopped training at 50–100 layers; highway networks of 100 layers
 # trained as well as shallow ones.
 #
-# **The CPU version** (`ch08.depth_experiment`, about 20 s). A teacher task: 2000 points
+# **The CPU version** (`ch08.depth_experiment`, about 15 s on 2 cores). A teacher task: 2000 points
 # $x \sim N(0, I_{20})$, 10 classes from a random tanh teacher, keeping the points farthest from its
 # decision boundaries, so that depth, not difficulty, decides. Plain layers (He), residual layers
 # (branches He × 1/√L) and highway layers (gate bias −6), at depth 10 and 100, with about the same

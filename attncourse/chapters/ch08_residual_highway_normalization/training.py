@@ -12,7 +12,7 @@ import torch
 
 from ..._validation import require_choice, require_positive_int
 from ...losses import cross_entropy
-from ...threads import single_thread
+from ...threads import side_by_side, single_thread
 from .stacks import DEFAULT_WIDTH, LAYER_KINDS, DeepStack, teacher_task
 
 
@@ -130,22 +130,14 @@ def depth_experiment(
     progress: bool = True,
     **kwargs,
 ) -> dict:
-    """``train_stacks`` for every (kind, depth): {(kind, depth): GridResult}, one progress bar."""
+    """``train_stacks`` for every (kind, depth): {(kind, depth): GridResult}, in the order of
+    ``depths`` then ``kinds``. The grids are independent: they train side by side, one per core,
+    the deepest first (they take longest)."""
     configs = [(k, d) for d in depths for k in kinds]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(configs) * steps, desc="training", unit="step")
-    results = {}
-    try:
-        for kind, depth in configs:
-            if bar is not None:
-                bar.set_postfix_str(f"{kind}-{depth}")
-            results[kind, depth] = train_stacks(
-                kind, depth, lrs, seeds=seeds, steps=steps, progress=bar, **kwargs
-            )
-    finally:
-        if bar is not None:
-            bar.close()
-    return results
+    deepest_first = sorted(configs, key=lambda config: -config[1])
+    calls = [
+        dict(kind=k, depth=d, lrs=lrs, seeds=seeds, steps=steps, **kwargs) for k, d in deepest_first
+    ]
+    grids = side_by_side(train_stacks, calls, desc="depth grids", progress=progress)
+    done = dict(zip(deepest_first, grids))
+    return {config: done[config] for config in configs}
