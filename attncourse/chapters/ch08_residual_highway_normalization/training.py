@@ -52,7 +52,6 @@ def train_stacks(
     momentum: float = 0.9,
     gate_bias: float = -6.0,
     branch_scale: float | None = None,
-    progress=None,
 ) -> GridResult:
     """Train one network per (seed, learning rate) with SGD + momentum; all of them at once.
 
@@ -60,7 +59,7 @@ def train_stacks(
     branch_scale (residual only): default 1/√depth. Each seed fixes the initialisation and the
     order of the minibatches (the same for all learning rates). The update is PyTorch's SGD:
     buf ← momentum · buf + grad, w ← w − lr · buf. A run whose loss becomes non-finite stops (its
-    final loss is inf). ``progress``: anything with ``update(n)`` (a tqdm bar), called per step.
+    final loss is inf).
     """
     require_choice("kind", kind, LAYER_KINDS)
     require_positive_int("steps", steps)
@@ -112,8 +111,6 @@ def train_stacks(
                     grad = torch.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0)
                     buf.mul_(momentum).add_(grad)
                     p.sub_(step_size.view(-1, *[1] * (p.dim() - 1)) * buf)
-            if progress is not None:
-                progress.update(1)
         with torch.no_grad():
             # (M,) on the whole set
             final = cross_entropy(stack(x), y.expand(S * R, -1), reduction="none").mean(-1)
