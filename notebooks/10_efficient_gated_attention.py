@@ -46,6 +46,7 @@
 # can be skipped on a first reading.
 
 # %% slideshow={"slide_type": "skip"}
+import functools
 import math
 
 import matplotlib.pyplot as plt
@@ -717,9 +718,9 @@ print(
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_IGNORE_OUTPUT
-runs = [(kind, seed, 400, False) for seed in (0, 1) for kind in ("softmax", "gated-headwise")]
-trained = side_by_side(ch10.train_sink, runs, desc="sink models")  # one run per CPU core
-sinks = {(kind, seed): run for (kind, seed, _, _), run in zip(runs, trained)}
+runs = [(kind, seed) for seed in (0, 1) for kind in ("softmax", "gated-headwise")]
+train = functools.partial(ch10.train_sink, steps=400, progress=False)
+sinks = dict(zip(runs, side_by_side(train, runs, desc="sink models")))  # one run per CPU core
 for (kind, seed), (_, r) in sinks.items():
     gates = "" if kind == "softmax" else f", gate at dormant queries {r.gate_dormant:.2f}"
     print(
@@ -1304,8 +1305,11 @@ assert tvs[65536] < 0.1 < tv_elu and tvs[65536] < tvs[16] / 3
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_IGNORE_OUTPUT
-runs = [(kind, length, 200, 0, False) for length in (8, 32) for kind in ("softmax", "linear")]
-copiers = {run[:2]: model for run, (model, _) in zip(runs, side_by_side(ch10.train_copy, runs))}
+runs = [(kind, length) for length in (8, 32) for kind in ("softmax", "linear")]
+train = functools.partial(ch10.train_copy, steps=200, seed=0, progress=False)
+copiers = {
+    run: model for run, (model, _) in zip(runs, side_by_side(train, runs, desc="copy models"))
+}
 for length in (8, 32):
     accuracy = {
         kind: ch10.copy_accuracy(copiers[kind, length], length) for kind in ("softmax", "linear")
