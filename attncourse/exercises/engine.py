@@ -569,12 +569,13 @@ class Exercise:
                     wrong_result = wrong(*_clone(case.args), **_clone(case.kwargs))
                 except Exception:
                     continue
-                if (
-                    wrong_result is not None
-                    and _compare(
-                        got, wrong_result, self.outputs, self.order, scale, self.precision, slack
-                    )
-                    is None
+                if wrong_result is None or _compare(
+                    got, wrong_result, self.outputs, self.order, scale, self.precision, slack
+                ):
+                    continue
+                # a mistake that gives the right answer on this case cannot be named by it
+                if _compare(
+                    wrong_result, expected, self.outputs, self.order, scale, self.precision, slack
                 ):
                     return "diagnosis", say(message)
         # a hint function says its own words (in the learner's language); a fixed hint is said here
@@ -709,6 +710,19 @@ def nonfinite(got) -> bool:
     return any(isinstance(t, _Tensor) and not bool(_isfinite(t.detach()).all()) for t in tensors)
 
 
+def float32_close(got, expected) -> bool:
+    """Is ``got`` right to float32's precision (about 7 digits) though wrong at float64's: part of
+    a float64 answer computed in float32, or an ε added where the exercise allows none?"""
+    if not isinstance(got, _Tensor) or not isinstance(expected, _Tensor):
+        return False
+    if got.shape != expected.shape or got.dtype != expected.dtype or not got.is_floating_point():
+        return False
+    got, expected = got.detach(), expected.detach()
+    if not bool(_isfinite(got).all()) or not bool(_isfinite(expected).all()):
+        return False
+    return bool(((got - expected).abs() <= 1e-5 * expected.abs().clamp(min=1.0)).all())
+
+
 class Refused(guard.Refusal):
     """While active, each of ``functions`` (plain course functions) raises when called, however
     it was imported; a dict {name the message gives: function} is accepted too."""
@@ -729,6 +743,7 @@ __all__ = [
     "as_tensor",
     "check_function",
     "describe_inputs",
+    "float32_close",
     "generator",
     "label_text",
     "nonfinite",

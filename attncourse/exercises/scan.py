@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 import types
 import warnings
 from dataclasses import dataclass
@@ -339,7 +340,12 @@ def _canonical(obj) -> str | None:
         module, name = obj.__module__, obj.__qualname__
     except Exception:  # not a function or class: a value
         return None
-    return f"{module}.{name}" if isinstance(module, str) and isinstance(name, str) else None
+    if not (isinstance(module, str) and isinstance(name, str)):
+        return None
+    public = sys.modules.get(module.lstrip("_")) if module.startswith("_") else None
+    if public is not None and getattr(public, name, None) is obj:  # _functools.reduce is
+        module = public.__name__  # functools.reduce, as the learner imported it
+    return f"{module}.{name}"
 
 
 def _under(path: str, prefixes) -> str | None:

@@ -717,6 +717,30 @@ def test_the_visible_check_refuses_with_the_grader_s_words(source):
     assert str(visible.value) == grader
 
 
+STANDARD_IMPORTS = [  # what chapter 00 lets any answer use, imported by name in the cell
+    "from functools import reduce\n",  # functools.reduce is _functools.reduce
+    "from heapq import heappush\n",
+    "from bisect import bisect_left\n",
+]
+
+
+@pytest.mark.parametrize("line", STANDARD_IMPORTS)
+def test_the_visible_check_and_the_grader_let_the_standard_modules_through(line, capsys):
+    from attncourse.classroom.marking import static_problem
+
+    name = line.split()[-1]
+    source = (
+        line + "\n\ndef stable_softmax(s):\n"
+        f"    assert {name} is not None\n"
+        "    e = torch.exp(s - s.amax(-1, keepdim=True))\n"
+        "    return e / e.sum(-1, keepdim=True)\n"
+    )
+    namespace = _in_a_notebook_cell(source, abs(hash(source)) % 10**6)
+    ch01.check_softmax(namespace[SOFTMAX])
+    assert capsys.readouterr().out.startswith(f"✓ {SOFTMAX}: all "), "the visible check refused"
+    assert static_problem([source], {}, ("softmax",), {"torch": "torch"}) is None
+
+
 # ------------------------------------------------------------------- identity and output
 
 
