@@ -176,7 +176,9 @@ widgets.VBox([temperature, readout])
 # — difficulty from ●○○ (a few lines, once the idea is clear) to ●●● (edge cases to think
 # through), the minutes a learner typically needs, the points it is worth, and the skill it
 # practises. The text under the header states every rule the check enforces: shapes, dtype, what
-# may not be called. Then:
+# may not be called. One rule holds for every exercise and is stated only here: an answer must not
+# change its inputs in place (`x -= m`, `x.exp_()`, `x[x == 0] = 1` on an input); it computes new
+# tensors, since the caller still needs its inputs. Then:
 #
 # - a **solution cell** with a function to complete. In your copy its body reads
 #   `# YOUR CODE HERE` and `raise NotImplementedError()`; replace those lines with your code;

@@ -167,6 +167,8 @@ def test_chapter_00_states_what_any_answer_may_use():
         assert re.search(rf"\b{module}\b", text), f"chapter 00 does not name {module}"
     for refused in ("attncourse", "getattr", "eval", "torch.ops", "torch.load", "import *"):
         assert refused in text, f"chapter 00 does not say that {refused} is refused"
+    # every check refuses an answer that changes its inputs (engine.IN_PLACE): a rule for all
+    assert "must not change its inputs in place" in text, "chapter 00 does not state the rule"
 
 
 @pytest.mark.parametrize("number", CHAPTERS)
