@@ -293,8 +293,9 @@ plt.show()
 # ‖g‖ > max_norm, return every tensor multiplied by max_norm/‖g‖, otherwise return them unchanged
 # — a tuple, in the same order, each tensor in its own dtype (float32 in, float32 out). All-zero
 # gradients must stay zero (no division by 0). Torch's convention max_norm/(‖g‖ + 10⁻⁶) passes
-# too. Do not change the inputs in place; the check refuses `torch.nn.utils.clip_grad_norm_`
-# (and the other clipping functions of `torch.nn.utils`) and the course's package.
+# too. Do not change the inputs in place; the check refuses `torch.nn.utils`' clipping functions
+# (`clip_grad_norm_`, `clip_grad_value_`, `clip_grads_with_norm_`, `get_total_norm`) and the
+# course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_clip_grad_norm", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

@@ -384,7 +384,8 @@ for name, variables in TOY_TASKS.items():
 # $p(z_1, z_2, y)$ of two heads' readings and a target. Return $I(Z_1; Z_2; Y) = I(Z_1; Y) -
 # I(Z_1; Y \mid Z_2)$ **in bits**, positive for redundancy and negative for synergy, as a 0-dim
 # float64 tensor (or a Python float): keep the table's dtype, float64 — a float32 answer is
-# refused by name. Cells with probability 0 must count as 0 · log 0 = 0, not `nan`. Any correct
+# refused by name. Cells with probability 0 must count as 0 · log 0 = 0, not `nan` (a guarded log,
+# `log2(p + eps)` with eps ≤ 1e-9, passes too). Any correct
 # formula passes: conditional informations, or entropies of the marginal tables (inclusion–
 # exclusion), vectorised or with loops. From scratch: the check refuses the entropy functions
 # (`torch.special.entr`, the cross-entropy and KL losses, `torch.distributions`' entropies) and
@@ -443,7 +444,8 @@ ex.check_co_information(my_co_information, seed=63)
 # H heads' readings and the target (Y is the **last** dimension; H ≥ 1). Return a (H,) tensor of
 # $\Delta_h = I(Z_1..Z_h; Y) - I(Z_1..Z_{h-1}; Y)$ in bits, heads in dimension order, so that
 # $\sum_h \Delta_h = I(Z_1..Z_H; Y)$. Keep the table's dtype (float64; another dtype is refused by
-# name). Zero cells count as 0 · log 0 = 0. From scratch: the check refuses the same entropy
+# name). Zero cells count as 0 · log 0 = 0 (a guarded log, `log2(p + eps)` with eps ≤ 1e-9,
+# passes too). From scratch: the check refuses the same entropy
 # functions as exercise 3 and the course's own package.
 
 

@@ -363,8 +363,10 @@ print("scored :", targets[0].tolist(), "(-100: not scored)")
 #
 # Write `my_warmup_schedule(steps, peak_lr, warmup_steps)`, returning a **float64** tensor
 # (steps,) with entry t = peak_lr · min(1, (t + 1) / warmup_steps) for t = 0 … steps − 1. Step 0 already trains,
-# with peak_lr / warmup_steps; `warmup_steps = 0` means no warm-up, the constant peak_lr. The
-# check refuses the chapter's `warmup_schedule`.
+# with peak_lr / warmup_steps; `warmup_steps = 0` means no warm-up, the constant peak_lr. Compute
+# in float64 from the start (`torch.arange(steps, dtype=torch.float64)`): the check compares at
+# float64's precision, and a float32 computation made float64 at the end is off in the eighth
+# digit. The check refuses the chapter's `warmup_schedule`.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch09_warmup", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

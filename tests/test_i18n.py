@@ -191,7 +191,7 @@ def test_a_check_s_run_time_fragments_speak_the_learner_s_language(monkeypatch):
     message = str(info.value)
     assert message.startswith("_off_by_one_percent：数值错误：最大差值 ")
     assert "（得到 " in message and "；允许误差 " in message
-    assert "第 1/10 个用例：含 5 个分数的向量" in message  # the case and its label
+    assert "第 1/11 个用例：含 5 个分数的向量" in message  # the case and its label
     assert "输入：形状为 (5,) 的 torch.float32 张量" in message  # the inputs described
     assert not [english for english in ENGLISH_FRAGMENTS if english in message], message
 
@@ -200,7 +200,7 @@ def test_a_check_s_run_time_fragments_speak_the_learner_s_language(monkeypatch):
         check_softmax(_off_by_one_percent)
     message = str(info.value)
     assert message.startswith("_off_by_one_percent: wrong values: largest difference ")
-    assert "case 1 of 10: a vector of 5 scores; inputs: a torch.float32 tensor of shape (5,)" in (
+    assert "case 1 of 11: a vector of 5 scores; inputs: a torch.float32 tensor of shape (5,)" in (
         message
     )
 

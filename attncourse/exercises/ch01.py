@@ -48,7 +48,7 @@ KEEPDIM = (
 def _softmax_cases(g) -> list[Case]:
     """fn(scores (..., n)) -> softmax over the last dimension, from scratch (Eq. 14.3.2)."""
     big = randn(g, 3, scale=2.0)  # (3,) offsets around ±1000
-    return [
+    cases = [
         Case("a vector of 5 scores", (randn(g, 5),)),
         Case("a (4, 4) batch of score rows", (randn(g, 4, 4, scale=2.0),)),
         Case("a (4, 6) batch of score rows", (randn(g, 4, 6),)),
@@ -75,6 +75,21 @@ def _softmax_cases(g) -> list[Case]:
             hint=(
                 "subtract each row's own max (s.amax(dim=-1, keepdim=True)), "
                 "not the max of the whole tensor"
+            ),
+        ),
+    ]
+    spread = randn(g, 2, 6, scale=20.0)  # (2, 6) float32, one score 400 above the mean, one below
+    spread[:, 0] += 400.0
+    spread[:, 1] -= 400.0
+    return [
+        *cases,
+        Case(
+            "float32 rows whose scores lie hundreds apart",
+            (spread,),
+            hint=(
+                "overflow: subtract the row's largest score, so that every exp is at most 1; "
+                "a smaller shift (the row's minimum or mean) leaves an exp of several hundred, "
+                "and float32 overflows beyond exp(88)"
             ),
         ),
     ]
@@ -391,10 +406,15 @@ def _entropy_slack(p):
 
 
 def _entropy_hint(got, expected):
-    """Name a log of 0, or an ε-guard too large to pass; None leaves the difference alone."""
+    """Name a log of 0, or an ε-guard too large to pass; None leaves the difference alone (and
+    a dtype other than the weights', which the check names)."""
     if nonfinite(got):
         return say(ZERO_HINT)
-    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+    if (
+        isinstance(got, torch.Tensor)
+        and got.shape == expected.shape
+        and got.dtype == expected.dtype
+    ):
         off = float((got.detach().double() - expected.double()).abs().max())
         if off < 1e-3:
             return say(GUARD_TOO_LARGE, off=f"{off:.1e}", epsilon=f"{EPSILON:g}")

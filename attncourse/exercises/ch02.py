@@ -27,7 +27,7 @@ from ..attention import alignment as _alignment
 from ..attention import softmax as _softmax_function
 from ..chapters.ch02_seq2seq_bottleneck import evaluation as _seq2seq
 from ..i18n import say
-from .engine import Case, Exercise, randn
+from .engine import Case, Exercise, float32_close, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -84,16 +84,7 @@ def _first_hint(*hints):
 def _float32_hint(got, expected):
     """Right to float32's precision but not float64's: part of the answer was computed in
     float32."""
-    if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor):
-        return None
-    if got.shape != expected.shape or got.dtype != expected.dtype or not got.is_floating_point():
-        return None
-    got, expected = got.detach(), expected.detach()
-    if not bool(torch.isfinite(got).all()) or not bool(torch.isfinite(expected).all()):
-        return None
-    if bool(((got - expected).abs() <= 1e-5 * expected.abs().clamp(min=1.0)).all()):
-        return say(FLOAT32_PRECISION, epsilon=f"{EPSILON:g}")
-    return None
+    return say(FLOAT32_PRECISION, epsilon=f"{EPSILON:g}") if float32_close(got, expected) else None
 
 
 FLOAT32_PRECISION = (
@@ -266,6 +257,11 @@ def _local_m_ref(scores, t, D):
 
 
 WINDOW_OVERFLOW = "overflow for scores of 1000: subtract the window's max before exp"
+WINDOW_MAX_ONLY = (
+    "subtract the largest score inside the window: the largest of all positions (1000, outside "
+    "it here) makes every exp in the window 0, and a smaller shift (a minimum, a mean) leaves "
+    "exp(800), which overflows"
+)
 
 
 def _local_m_cases(g) -> list[Case]:
@@ -295,6 +291,15 @@ def _local_m_cases(g) -> list[Case]:
             (torch.tensor([[1000.0, 999.0, 1001.0, 3.0, -1000.0]]), 1, 1),
             hint=lambda got, exp: (
                 say(WINDOW_OVERFLOW)
+                if isinstance(got, torch.Tensor) and not bool(torch.isfinite(got).all())
+                else None
+            ),
+        ),
+        Case(
+            "1000 outside the window (first row), 800 inside it (second row)",
+            (torch.tensor([[0.0, 1.0, 2.0, 1000.0, 5.0], [0.0, 800.0, 3.0, -5.0, 2.0]]), 1, 1),
+            hint=lambda got, exp: (
+                say(WINDOW_MAX_ONLY)
                 if isinstance(got, torch.Tensor) and not bool(torch.isfinite(got).all())
                 else None
             ),
@@ -419,7 +424,8 @@ def _h(p):
 
 
 NAN_MI = (
-    "log of 0 gives -inf and 0 · (-inf) = NaN: leave out the cells where p(x, y) = 0 (0 log 0 = 0)"
+    "a cell with p(x, y) = 0 gave NaN (log 0 = -inf and 0 · (-inf) = NaN; where p(y) = 0 the "
+    "ratio itself is 0/0): leave out the cells where p(x, y) = 0 (0 log 0 = 0)"
 )
 
 
@@ -440,6 +446,13 @@ def _mi_slack(joint):
     ratio = float((p[nz] / q[nz]).sum())
     terms = p.shape[0] + p.shape[1] + 2 * p.numel()
     return EPSILON * (terms + ratio) / _LN2
+
+
+def _with_zero_column(table, column):
+    """``table`` with ``column`` set to 0, normalised again (its [0, 0] cell stays positive)."""
+    table = table.clone()
+    table[:, column] = 0.0
+    return table / table.sum()
 
 
 def _mi_cases(g) -> list[Case]:
@@ -468,8 +481,8 @@ def _mi_cases(g) -> list[Case]:
         Case("independent X, Y (0 bits)", (independent,), hint=_float32_hint),
         Case("Y = X mod 2 over 8 values (1 bit)", (many_to_one,), hint=_float32_hint),
         Case(
-            "a random (3, 6) table with zeros",
-            (_table(g, 3, 6, zeros=0.4),),
+            "a random (3, 6) table with zeros, one y never seen (a column of zeros)",
+            (_with_zero_column(_table(g, 3, 6, zeros=0.4), 2),),
             hint=_first_hint(_nan_hint_mi, _float32_hint),
         ),
         Case(
@@ -709,4 +722,4 @@ __all__ = [
 
 
 # what the hints above say (``attncourse.exercises.messages``)
-SENTENCES = (FLOAT32_PRECISION, WINDOW_OVERFLOW, NAN_MI, NAN_BITS)
+SENTENCES = (FLOAT32_PRECISION, WINDOW_OVERFLOW, WINDOW_MAX_ONLY, NAN_MI, NAN_BITS)

@@ -151,7 +151,11 @@ def _entropy_hint(small_temperature: bool):
             return say(NOT_FINITE)
         if small_temperature:
             return say(CANCELLATION)
-        if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        if (
+            isinstance(got, torch.Tensor)
+            and got.shape == expected.shape
+            and got.dtype == expected.dtype  # else the check names the dtype
+        ):
             off = float((got.detach().double() - expected.double()).abs().max())
             if off < 1e-3:
                 return say(GUARD_TOO_LARGE, off=f"{off:.1e}", epsilon=f"{EPSILON:g}")

@@ -390,8 +390,11 @@ def _path_lengths_cases(g) -> list[Case]:
     hint = _unreachable_hint
     return [
         Case("softmax weights, eps = 0: every pair is one step apart", (full, 0.0), hint=hint),
-        Case("causal softmax weights, eps = 0", (causal, 0.0), hint=hint),
+        # the chain before the causal weights: an answer that takes edges both ways fails on the
+        # chain, named; on the causal weights at eps = 0 it would look like counting weights
+        # equal to eps as edges
         Case("a recurrent chain (i reads i and i − 1), eps = 0.1", (chain, 0.1), hint=hint),
+        Case("causal softmax weights, eps = 0", (causal, 0.0), hint=hint),
         Case("a sparse random graph, eps = 0.5", (random, 0.5), hint=hint),
         Case("two blocks that never exchange information, eps = 0.1", (two_parts, 0.1), hint=hint),
         Case("peaked softmax weights, eps = 0.1", (peaked, 0.1), hint=hint),
@@ -459,6 +462,11 @@ check_path_lengths = Exercise(
             "weights[i, j] > eps (strictly)",
             _encoded(lambda w, eps: _shortest_path_lengths(w >= eps)),
         ),
+        (
+            "the edges were taken both ways: weights[i, j] > eps is an edge from i to j only "
+            "(i reads j); j does not read i unless weights[j, i] > eps",
+            _encoded(lambda w, eps: _shortest_path_lengths((w > eps) | (w > eps).T)),
+        ),
     ],
 )
 
@@ -478,6 +486,11 @@ def _global_norm(grads):
     return math.sqrt(sum(float((gr.double() ** 2).sum()) for gr in grads))
 
 
+def _with_norm(grads, norm):
+    """``grads`` rescaled to the global norm ``norm``."""
+    return _scaled(grads, norm / _global_norm(grads))
+
+
 def _clip_cases(g) -> list[Case]:
     """fn(grads (a tuple of tensors), max_norm) -> tuple of clipped gradients (Pascanu et al. 2013,
     Alg. 1).
@@ -495,6 +508,11 @@ def _clip_cases(g) -> list[Case]:
         Case(
             "gradients whose global norm is below max_norm = 100: unchanged",
             ((randn(g, 5), randn(g, 2, 3)), 100.0),
+            hint="when the global norm is at most max_norm, the gradients must stay as they are",
+        ),
+        Case(
+            "gradients of global norm 4, max_norm = 9 (above √9, below 9): unchanged",
+            (_with_norm((randn(g, 3, 3), randn(g, 4)), 4.0), 9.0),
             hint="when the global norm is at most max_norm, the gradients must stay as they are",
         ),
         Case(
@@ -538,6 +556,11 @@ def _sum_of_norms(grads, max_norm):
 def _squared(grads, max_norm):
     n = _global_norm(grads) ** 2
     return _scaled(grads, min(1.0, max_norm / n)) if n > 0 else None
+
+
+def _squared_compared(grads, max_norm):
+    n = _global_norm(grads)
+    return _scaled(grads, max_norm / n) if n * n > max_norm >= n else None
 
 
 def _never_clipped(grads, max_norm):  # max(1, ·) instead of min(1, ·)
@@ -588,6 +611,11 @@ check_clip_gradients = Exercise(
             "clipped the values (clamp): that is clipping by value, which changes the gradient's "
             "direction; rescale all gradients by max_norm / ||g|| instead",
             _by_value,
+        ),
+        (
+            "compared the squared norm with max_norm: clip when ||g|| > max_norm, where ||g|| is "
+            "the square root of the sum of squares",
+            _squared_compared,
         ),
         (
             "rescaled even though the norm was already small enough: "

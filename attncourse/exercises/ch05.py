@@ -192,7 +192,7 @@ def _rollout_cases(g) -> list[Case]:
         return tuple(_rows(g, B, H, T, T, dtype=dtype, mask=mask) for _ in range(n))
 
     return [
-        Case("one layer, 2 heads", (stack(1),)),
+        Case("one layer, 3 heads", (stack(1, H=3),)),
         Case("two layers, 2 heads", (stack(2),)),
         Case("three layers, 4 heads, T = 6", (stack(3, H=4, T=6),)),
         Case("two causal layers", (stack(2, T=6, mask=causal_mask(6)),)),
@@ -211,7 +211,12 @@ def _plain_rollout(layers, residual=0.5, order="top_left", heads="mean"):
         else:
             a = w.sum(1)
         eye = torch.eye(w.shape[-1], dtype=w.dtype)
-        a = residual * eye + (1 - residual) * a if residual != "add" else a + eye
+        if residual == "add":
+            a = a + eye
+        elif residual == "half_eye":  # ½ I + A
+            a = 0.5 * eye + a
+        else:
+            a = residual * eye + (1 - residual) * a
         out = a if out is None else (a @ out if order == "top_left" else out @ a)
     return out
 
@@ -238,6 +243,11 @@ check_rollout = Exercise(
         (
             "used one head: average the heads of each layer first",
             lambda ls: _plain_rollout(ls, heads="first") if ls[0].shape[1] > 1 else None,
+        ),
+        (
+            "the attention term lacks its ½: Ã = ½ I + ½ A (its rows sum to 1; those of ½ I + A "
+            "sum to 1.5)",
+            lambda ls: _plain_rollout(ls, residual="half_eye"),
         ),
         (
             "summed the heads: average them (each row must still sum to 1)",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 
 import torch
 
@@ -55,6 +56,7 @@ _PACKAGE_INFORMATION = [
 DT = torch.float64
 _LN2 = math.log(2.0)
 INFORMATION_PRECISION = 4096  # sums of a few dozen p log p terms: ~1e-12 bits in float64
+EPSILON = 1e-9  # an ε-guarded log, log2(p + ε), may use an ε up to this (the texts say so)
 
 
 def _as_float64(value):
@@ -71,11 +73,12 @@ def _as_float64(value):
 
 
 def _as_count(value):
-    """An int (or a one-element integer tensor) -> a 0-d int64 tensor; anything else unchanged."""
+    """An int (Python's or numpy's, or a one-element integer tensor) -> a 0-d int64 tensor;
+    anything else unchanged."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int):
-        return torch.tensor(value, dtype=torch.long)
+    if isinstance(value, numbers.Integral):
+        return torch.tensor(int(value), dtype=torch.long)
     if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point():
         return value.detach().reshape(()).to(torch.long)
     return value
@@ -246,6 +249,17 @@ def _pattern_cases(g) -> list[Case]:
             ),
         )
     )
+    row = _softmax_rows(randn(g, 1, 6, dtype=DT))
+    cases.append(
+        Case(
+            "every row the same distribution (6 × 6): one vector added to every row of scores",
+            (row.expand(6, 6).clone(),),
+            hint=_count_hint(
+                "the same scores in every row are a vector added to every row: one dimension, the "
+                "answer is 1 here"
+            ),
+        )
+    )
     return cases
 
 
@@ -255,6 +269,16 @@ def _unless_uniform(wrong):
 
     def diagnosis(P):
         return None if _pattern_rank(P) == 0 else wrong(P)
+
+    return diagnosis
+
+
+def _unless_same_rows(wrong):
+    """A diagnosis that abstains when every row of P is the same: removing the column means
+    leaves 0 there, as any answer of 0 does (the case's hint names what is missed)."""
+
+    def diagnosis(P):
+        return None if bool((P[:1] == P).all()) else wrong(P)
 
     return diagnosis
 
@@ -277,12 +301,12 @@ check_pattern_head_size = Exercise(
         (
             "you removed the **column** means: softmax normalises each row, so only a constant per "
             "row is free",
-            lambda P: _rank(_centred(P, rows=False, columns=True)),
+            _unless_same_rows(lambda P: _rank(_centred(P, rows=False, columns=True))),
         ),
         (
             "removing the column means as well changes the pattern: softmax(S + 1 cᵀ) ≠ "
             "softmax(S); centre the rows only",
-            lambda P: _rank(_centred(P, rows=True, columns=True)),
+            _unless_same_rows(lambda P: _rank(_centred(P, rows=True, columns=True))),
         ),
         (
             "that is the rank of log P itself: softmax ignores a constant added to each row of the "
@@ -370,6 +394,13 @@ COMPUTED_IN = "computed in {dtype}: keep the table's dtype, float64"
 ZERO_CELL_NAN = "a cell with probability 0 gave NaN: count 0 · log 0 as 0"
 
 
+def _guard_slack(joint):
+    """What log2(p + ε) with ε ≤ EPSILON on each probability changes, in bits: a term
+    p·log2(q + ε) with p ≤ q (a cell and a table it sums into) moves by at most ε/ln 2, and no
+    formula of these exercises has more than 8 such terms per cell of the joint table."""
+    return 8 * joint.numel() * EPSILON / _LN2
+
+
 def _co_cases(g) -> list[Case]:
     """fn(joint (a, b, y) float64) -> I(Z1; Z2; Y) in bits (0-d tensor or float)."""
     return [
@@ -416,6 +447,7 @@ def _co_doubled(joint):
 check_co_information = Exercise(
     _co_information_ref,
     _co_cases,
+    slack=_guard_slack,
     reimplements=("entropy",),
     refuse=_PACKAGE_INFORMATION,
     convert=_as_float64,
@@ -519,6 +551,7 @@ def _marginal_cases(g) -> list[Case]:
 check_marginal_contributions = Exercise(
     _marginal_ref,
     _marginal_cases,
+    slack=_guard_slack,
     reimplements=("entropy",),
     refuse=_PACKAGE_INFORMATION,
     precision=INFORMATION_PRECISION,

@@ -16,8 +16,9 @@ import math
 import torch
 
 from ..chapters import ch09_pre_ln_vs_post_ln as _chapter
+from ..i18n import say
 from ..threads import single_thread
-from .engine import Case, Exercise, Label
+from .engine import Case, Exercise, Label, float32_close
 
 # ---------------------------------------------------------------------------- Pre-LN block
 
@@ -292,6 +293,21 @@ def _warmup_ref(steps, peak_lr, warmup_steps):
     return peak_lr * torch.clamp((t + 1) / warmup_steps, max=1.0)
 
 
+FLOAT32_THEN_CAST = (
+    "right only to float32's precision (about 7 digits): part of it was computed in float32 and "
+    "made float64 at the end (torch.arange(steps) or torch.tensor of Python floats without "
+    "dtype=torch.float64); compute in float64 from the start: the check compares at float64's "
+    "precision"
+)
+
+
+def _float32_hint(got, expected):
+    return say(FLOAT32_THEN_CAST) if float32_close(got, expected) else None
+
+
+_float32_hint.texts = (FLOAT32_THEN_CAST,)
+
+
 def _warmup_schedule_cases(g):
     """fn(steps, peak_lr, warmup_steps) -> (steps,) float64: peak · min(1, (t + 1) / warmup)."""
     peak = float(torch.rand(1, generator=g)) * 1e-2 + 1e-4
@@ -307,6 +323,8 @@ def _warmup_schedule_cases(g):
             on_error="warmup=0 must give the constant peak lr (no division by zero)",
         ),
     ]
+    for case in cases:
+        case.hint = _float32_hint
     diagnoses = [
         (
             "off by one: step t = 0 is the first step and must already get peak · 1/warmup, "
@@ -435,7 +453,7 @@ def _deepnorm_constants_cases(g):
     (Wang et al. 2022; an encoder-only model has the same constants).
     """
     ns = [1, 6, 12] + [int(torch.randint(2, 1000, (1,), generator=g)) for _ in range(2)]
-    cases = [Case(Label("N = {n}", n=n), (n,)) for n in ns]
+    cases = [Case(Label("N = {n}", n=n), (n,), hint=_float32_hint) for n in ns]
     diagnoses = [
         (
             "α and β are swapped: α = (2N)^¼ scales the residual, β = (8N)^−¼ the initialisation",

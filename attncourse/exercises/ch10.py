@@ -14,7 +14,7 @@ from ..attention import chunked_attention, linear_attention, soft_masked_attenti
 from ..attention.sparse import gumbel_sigmoid
 from ..chapters.ch10_efficient_gated_attention.tiles import online_softmax_step
 from ..i18n import say
-from .engine import Case, Exercise, nonfinite, randn
+from .engine import Case, Exercise, float32_close, nonfinite, randn
 
 _where = torch.where
 
@@ -96,6 +96,16 @@ def _masked_weights_cases(g) -> list[Case]:
     ]
 
 
+def _masked_after_normalising(s, m):
+    """m ⊙ softmax(s); None where a row keeps some key yet all its weights are 0 (the softmax
+    sat on masked keys): those are also the zeros of an underflow, which the case's hint names."""
+    weights = m * _naive_softmax(s)
+    kept = (m > 0).any(dim=-1)
+    if bool((kept & (weights == 0).all(dim=-1)).any()):
+        return None
+    return weights
+
+
 check_masked_weights = Exercise(
     _masked_weights_ref,
     _masked_weights_cases,
@@ -103,7 +113,7 @@ check_masked_weights = Exercise(
     refuse=[soft_masked_attention],
     diagnoses=[
         (PRINTED_FORMULA, lambda s, m: _naive_softmax(m * s)),
-        (NOT_RENORMALISED, lambda s, m: m * _naive_softmax(s)),
+        (NOT_RENORMALISED, _masked_after_normalising),
         (MASK_IGNORED, lambda s, m: _naive_softmax(s)),
     ],
 )
@@ -225,9 +235,22 @@ def _exp_causal(q, k, v):
     return (e / e.sum(dim=-1, keepdim=True)) @ v
 
 
+NO_EPSILON = (
+    "right only to about 7 digits: the text asks for no ε in the denominator (an ε of 1e-6 shows "
+    "in a float64 case), and every step in the input's dtype"
+)
+
+
+def _no_epsilon_hint(got, expected):
+    return say(NO_EPSILON) if float32_close(got, expected) else None
+
+
+_no_epsilon_hint.texts = (NO_EPSILON,)
+
+
 def _causal_linear_cases(g) -> list[Case]:
     """fn(q (..., T, d_k), k (..., T, d_k), v (..., T, d_v)) -> (..., T, d_v)."""
-    return [
+    cases = [
         Case("T = 6, d_k = 4, d_v = 3", (randn(g, 6, 4), randn(g, 6, 4), randn(g, 6, 3))),
         Case("a single position (T = 1)", (randn(g, 1, 4), randn(g, 1, 4), randn(g, 1, 2))),
         Case(
@@ -240,6 +263,9 @@ def _causal_linear_cases(g) -> list[Case]:
         ),
         Case("d_k = 1", (randn(g, 7, 1), randn(g, 7, 1), randn(g, 7, 2))),
     ]
+    for case in cases:
+        case.hint = _no_epsilon_hint
+    return cases
 
 
 check_causal_linear_attention = Exercise(

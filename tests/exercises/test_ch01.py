@@ -75,7 +75,7 @@ def returns_none(*args, **kwargs):
 @pytest.mark.parametrize(
     "check, solution, count",
     [
-        (check_softmax, stable_softmax, 10),
+        (check_softmax, stable_softmax, 11),
         (check_weighted_average, weighted_average, 7),
         (check_scaled_scores, scaled_scores, 5),
         (check_masked_attention, masked_attention, 7),
@@ -617,6 +617,16 @@ MISTAKES = [
         lambda s: torch.exp(s - s.max()) / torch.exp(s - s.max()).sum(-1, keepdim=True),
         "each row's own max",
     ),
+    (  # shifted, but not by the largest score: fine around ±1000, not for rows 800 wide
+        check_softmax,
+        lambda s: torch.exp(s - s.amin(-1, True)) / torch.exp(s - s.amin(-1, True)).sum(-1, True),
+        "a smaller shift",
+    ),
+    (
+        check_softmax,
+        lambda s: torch.exp(s - s.mean(-1, True)) / torch.exp(s - s.mean(-1, True)).sum(-1, True),
+        "a smaller shift",
+    ),
     (check_softmax, lambda s: torch.nn.functional.softmax(s, dim=-1), "from scratch: line"),
     (check_softmax, lambda s: attncourse.attention.softmax(s), "course's own"),
     (check_scaled_scores, lambda q, k: q @ k.T, r"missing 1/√d_k"),
@@ -661,6 +671,15 @@ def test_an_eps_guarded_log_passes_and_a_large_eps_is_named():
     )
     got, expected = re.search(r"got (\S+), expected (\S+);", message).groups()
     assert got != expected, message  # never "got x, expected x"
+
+
+def test_an_entropy_in_another_dtype_is_told_its_dtype_not_an_eps_guard():
+    def entropy_in_float64(p):  # right, computed in float64 and never cast back: no ε anywhere
+        w = p.double()
+        return -torch.xlogy(w, w).sum(-1)
+
+    message = fails_with(check_entropy, entropy_in_float64, "returned dtype torch.float64")
+    assert "ε-guard" not in message, message
 
 
 def test_a_wrong_value_message_never_shows_two_identical_numbers():

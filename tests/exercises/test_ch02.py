@@ -32,7 +32,7 @@ from attncourse.exercises.ch02 import (
 
 CHECKS = {  # the number of cases each check runs, and the notebook's hidden seed
     check_additive_scores: (5, 31),
-    check_local_m_weights: (8, 32),
+    check_local_m_weights: (9, 32),
     check_mutual_information: (6, 33),
     check_bottleneck_bits: (6, 34),
 }
@@ -329,6 +329,11 @@ def local_m_zeroed(scores, t, D):  # softmax over all positions, then cut to the
     return e / e.sum(-1, keepdim=True) * inside_window(scores, t, D)
 
 
+def local_m_row_max(scores, t, D):  # shifted by the whole row's max: 1000 outside the window
+    e = torch.exp(scores - scores.amax(-1, keepdim=True)) * inside_window(scores, t, D)
+    return e / e.sum(-1, keepdim=True)  # leaves exp(-1000) = 0 everywhere inside: 0/0
+
+
 def local_m_python_slice(scores, t, D):  # scores[..., t - D : t + D + 1] with t - D < 0
     window = scores[..., t - D : t + D + 1]
     e = torch.exp(window - window.amax(dim=-1, keepdim=True))
@@ -492,6 +497,7 @@ MISTAKES = [
         "overflow for scores of 1000: subtract the window's max before exp",
     ),
     (check_local_m_weights, local_m_in_place, "changed its input in place"),
+    (check_local_m_weights, local_m_row_max, "subtract the largest score inside the window"),
     (
         check_local_m_weights,
         lambda s, t, D: local_m(s.double(), t, D),
@@ -507,6 +513,11 @@ MISTAKES = [
         "H(X, Y) must be subtracted",
     ),
     (check_mutual_information, mi_nan, "0 · (-inf) = NaN"),
+    (  # fine until a column is all zero: there p(x, y) / (p(x) p(y)) is 0/0
+        check_mutual_information,
+        lambda j: torch.xlogy(j, j / (j.sum(1, True) * j.sum(0, True))).sum() / math.log(2),
+        "where p(y) = 0 the ratio itself is 0/0",
+    ),
     (check_mutual_information, mi_swapped_marginals, "the marginals are swapped"),
     (check_mutual_information, mi_not_outer, "must be the outer product"),
     (check_mutual_information, lambda j: -mi(j), "the sign is flipped"),
@@ -553,7 +564,7 @@ def test_a_window_cut_by_the_start_raising_an_error_gets_the_reason():
         check_local_m_weights,
         local_m_python_slice,
         "the window is cut by the start here (t − D < 0)",
-        "case 3 of 8",
+        "case 3 of 9",
     )
     assert "it raised" in message  # the learner's own error is shown too
 

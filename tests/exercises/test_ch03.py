@@ -4,7 +4,13 @@ import math
 
 import pytest
 import torch
-from exercise_helpers import fails, fails_when_unfinished, passes_on_seeds, styles_per_check
+from exercise_helpers import (
+    fails,
+    fails_when_unfinished,
+    fails_with,
+    passes_on_seeds,
+    styles_per_check,
+)
 
 import attncourse.chapters.ch03_entropy_and_temperature
 import attncourse.guard
@@ -127,6 +133,9 @@ def test_entropy_temperature_mistakes_are_named():
     )
     too_large = lambda s, T, softmax_t: -(softmax_t(s, T) * (softmax_t(s, T) + 1e-5).log()).sum(-1)  # noqa: E731
     fails(check_entropy_temperature, too_large, "more than an ε-guard of 1e-09 explains")
+    in_float64 = lambda s, T, softmax_t: -torch.xlogy(*[softmax_t(s, T).double()] * 2).sum(-1)  # noqa: E731
+    message = fails_with(check_entropy_temperature, in_float64, "returned dtype torch.float64")
+    assert "ε-guard" not in message, message
 
 
 def softmax_t_via_logsumexp(s, T):  # a correct softmax whose float32 weights carry z's rounding

@@ -33,7 +33,7 @@ CHECKS = {  # the number of cases each check runs, and the notebook's hidden see
     check_rnn_jacobian: (6, 21),
     check_effective_span: (7, 22),
     check_path_lengths: (7, 23),
-    check_clip_gradients: (6, 24),
+    check_clip_gradients: (7, 24),
 }
 MORE_SEEDS = (1, 7, 2024)
 
@@ -300,7 +300,7 @@ def test_the_epsilon_conventions_differ_by_more_than_float64_precision_and_all_p
     assert 1e-12 < float(((a - b) / a).abs().max()) < 1e-6
     for answer in (clip, clip_as_written, clip_epsilon_inside):
         check_clip_gradients(answer)
-    assert capsys.readouterr().out.count("all 6 checks passed") == 3
+    assert capsys.readouterr().out.count("all 7 checks passed") == 3
 
 
 # --------------------------------------------------------------------------- common mistakes
@@ -493,6 +493,11 @@ MISTAKES = [
     ),
     (
         check_path_lengths,
+        lambda w, e: floyd_warshall(torch.maximum(w, w.T), e),  # i reads j, so j reads i
+        "the edges were taken both ways",
+    ),
+    (
+        check_path_lengths,
         path_lengths_too_few_rounds,
         "some pairs marked unreachable (inf) are connected by a path",
     ),
@@ -514,6 +519,15 @@ MISTAKES = [
         check_clip_gradients,
         lambda grads, m: clip_norm_scaled(grads, m, global_norm(grads) ** 2),
         "used the squared norm",
+    ),
+    (
+        check_clip_gradients,
+        lambda grads, m: (
+            tuple(g * (m / global_norm(grads)) for g in grads)
+            if global_norm(grads) ** 2 > m
+            else tuple(grads)
+        ),
+        "compared the squared norm with max_norm",
     ),
     (
         check_clip_gradients,

@@ -211,7 +211,12 @@ def rollout_variant(layers, order="top_left", residual=0.5, heads="mean", combin
     mats = []
     for w in layers:
         a = {"mean": w.mean(1), "first": w[:, 0], "sum": w.sum(1)}[heads]
-        mats.append(a + eye if residual == "add" else residual * eye + (1 - residual) * a)
+        if residual == "add":
+            mats.append(a + eye)
+        elif residual == "half_eye":
+            mats.append(0.5 * eye + a)
+        else:
+            mats.append(residual * eye + (1 - residual) * a)
     if combine == "mean":
         return sum(mats) / len(mats)
     result = mats[0]
@@ -226,6 +231,7 @@ def rollout_variant(layers, order="top_left", residual=0.5, heads="mean", combin
         (lambda ls: rollout_variant(ls, order="bottom_left"), "wrong order"),
         (lambda ls: rollout_variant(ls, residual=0.0), "no residual"),
         (lambda ls: rollout_variant(ls, residual="add"), "½ I + ½ A"),
+        (lambda ls: rollout_variant(ls, residual="half_eye"), "lacks its ½"),
         (lambda ls: rollout_variant(ls, heads="first"), "used one head"),
         (lambda ls: rollout_variant(ls, heads="sum"), "summed the heads"),
         (lambda ls: rollout_variant(ls, combine="mean"), "averaged the layers"),

@@ -81,6 +81,14 @@ def size_numpy(P):
     return int(np.sum(s > 1e-9 * max(1.0, s[0])))
 
 
+def size_numpy_integer(P):
+    """numpy's own count, a numpy.int64, returned as it comes (an int, as the text asks)."""
+    L = np.log(P.numpy())
+    centred = L - L.mean(axis=1, keepdims=True)
+    largest = np.linalg.svd(centred, compute_uv=False)[0]
+    return np.linalg.matrix_rank(centred, tol=1e-9 * max(1.0, largest))
+
+
 def size_matrix_rank(P):
     """torch.linalg.matrix_rank with the stated threshold; the uniform pattern handled first."""
     if torch.allclose(P, torch.full_like(P, 1.0 / P.shape[1])):
@@ -99,6 +107,28 @@ def size_first_column(P):
 
 
 # ------------------------------------------------------------------------ 3: co-information
+
+
+def _h_guarded(p):
+    """The entropy with the guarded log the texts allow, log2(p + 1e-9): no mask for zeros."""
+    return -(p * torch.log2(p + 1e-9)).sum()
+
+
+def co_guarded_log(joint):
+    h = _h_guarded
+    return (
+        h(joint.sum((1, 2))) + h(joint.sum((0, 2))) + h(joint.sum((0, 1)))
+        - h(joint.sum(2)) - h(joint.sum(1)) - h(joint.sum(0)) + h(joint)
+    )  # fmt: skip
+
+
+def marginal_guarded_log(joint):
+    H = joint.dim() - 1
+    infos = [torch.zeros((), dtype=joint.dtype)]
+    for h in range(1, H + 1):
+        p = joint.sum(tuple(range(h, H))) if h < H else joint  # (|Z_1|, ..., |Z_h|, |Y|)
+        infos.append(_h_guarded(p.sum(-1)) + _h_guarded(p.sum(tuple(range(h)))) - _h_guarded(p))
+    return torch.stack(infos[1:]) - torch.stack(infos[:-1])
 
 
 def _h(p):
@@ -229,18 +259,21 @@ SOLUTIONS = [
     (check_head_terms, terms_loop, 4),
     (check_head_terms, terms_zero_padding, 4),
     (check_head_terms, terms_broadcast, 4),
-    (check_pattern_head_size, size_svd, 6),
-    (check_pattern_head_size, size_projection, 6),
-    (check_pattern_head_size, size_numpy, 6),
-    (check_pattern_head_size, size_first_column, 6),
-    (check_pattern_head_size, size_matrix_rank, 6),
+    (check_pattern_head_size, size_svd, 7),
+    (check_pattern_head_size, size_projection, 7),
+    (check_pattern_head_size, size_numpy, 7),
+    (check_pattern_head_size, size_numpy_integer, 7),
+    (check_pattern_head_size, size_first_column, 7),
+    (check_pattern_head_size, size_matrix_rank, 7),
     (check_co_information, co_inclusion_exclusion, 6),
+    (check_co_information, co_guarded_log, 6),
     (check_co_information, co_conditional, 6),
     (check_co_information, co_loops, 6),
     (check_co_information, co_one_element, 6),
     (check_marginal_contributions, marginal_cumulative, 5),
     (check_marginal_contributions, marginal_reshaped, 5),
     (check_marginal_contributions, marginal_conditional, 5),
+    (check_marginal_contributions, marginal_guarded_log, 5),
     (check_head_importance, importance_plain, 4),
     (check_head_importance, importance_sum_sqrt, 4),
     (check_head_importance, importance_loops, 4),
@@ -312,6 +345,9 @@ def _rank(M):
             "centre the rows only",
         ),
         (lambda P: P.shape[0] - 1, "whatever the pattern"),
+        # right wherever the all-ones vector lies in the row space of log P: not when every row
+        # is the same distribution
+        (lambda P: _rank(torch.log(P)) - 1, "one dimension, the answer is 1 here"),
         (lambda P: float(size_svd(P)), "return an int"),
     ],
 )

@@ -210,6 +210,15 @@ def batch_norm_in_float64(x, gamma, beta, eps=1e-5):
     return (out if x.dim() == 3 else out.squeeze(-1)).to(x.dtype)
 
 
+def batch_norm_mean_of_squares(x, gamma, beta, eps=1e-5):
+    """The biased variance as E[x²] − μ²: correct, if less careful (it cancels when the variance
+    is small next to μ²)."""
+    dims, shape = ((0,), (1, -1)) if x.dim() == 2 else ((0, 2), (1, -1, 1))
+    mu = x.mean(dim=dims, keepdim=True)
+    var = (x * x).mean(dim=dims, keepdim=True) - mu * mu
+    return (x - mu) / torch.sqrt(var + eps) * gamma.view(shape) + beta.view(shape)
+
+
 def batch_norm_einsum(x, gamma, beta, eps=1e-5):
     y = x if x.dim() == 3 else x[..., None]  # (N, C, L)
     count = y.shape[0] * y.shape[2]
@@ -345,6 +354,7 @@ STYLES = [
     (check_batch_norm_train, batch_norm_by_channel),
     (check_batch_norm_train, batch_norm_in_float64),
     (check_batch_norm_train, batch_norm_einsum),
+    (check_batch_norm_train, batch_norm_mean_of_squares),
     (check_highway, highway),
     (check_highway, highway_lerp),
     (check_highway, highway_einsum),
@@ -361,6 +371,14 @@ STYLES = [
 @pytest.mark.parametrize("check, answer", STYLES, ids=lambda x: getattr(x, "__name__", ""))
 def test_every_correct_style_passes_the_visible_and_the_hidden_seeds(check, answer, capsys):
     passes_on_seeds(check, answer, HIDDEN_SEEDS, capsys, cases=COUNTS[check])
+
+
+def test_the_mean_of_squares_variance_passes_batch_norm_on_many_seeds(capsys):
+    """Two nearly equal samples made a variance too small for E[x²] − μ² in float32 (seed 151
+    failed): the check's two samples now lie at least 1 apart."""
+    for seed in range(120, 200):
+        check_batch_norm_train(batch_norm_mean_of_squares, seed=seed)
+    assert capsys.readouterr().out.count("all 8 checks passed") == 80
 
 
 def test_each_exercise_has_at_least_three_correct_styles():

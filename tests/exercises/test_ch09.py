@@ -514,6 +514,39 @@ def test_each_exercise_names_at_least_five_mistakes():
     assert min(named.values()) >= 5, named
 
 
+def test_a_float32_computation_made_float64_at_the_end_is_named():
+    def warmup_in_float32(steps, peak_lr, warmup_steps):
+        t = torch.arange(steps)  # int64: (t + 1) / warmup_steps is float32
+        if warmup_steps == 0:
+            return torch.full((steps,), peak_lr, dtype=torch.float64)
+        return (peak_lr * torch.clamp((t + 1) / warmup_steps, max=1.0)).double()
+
+    def deepnorm_in_float32(N):
+        return torch.tensor([(2 * N) ** 0.25, (8 * N) ** -0.25]).double()
+
+    fails_on_seeds(
+        check_warmup_schedule, warmup_in_float32, HIDDEN_SEEDS[:3], "float32's precision"
+    )
+    fails_on_seeds(
+        check_deepnorm_constants, deepnorm_in_float32, HIDDEN_SEEDS[:3], "from the start"
+    )
+
+
+def test_a_near_miss_is_not_given_a_mistake_that_matches_the_right_answer():
+    """On a small update the tolerance is wide next to the ratio, and n against n − 1 (or norms)
+    differ from the right ratio by less than it: those mistakes cannot be named there."""
+
+    def mean_absolute_ratio(before, after):  # wrong: mean |·| is not a standard deviation
+        return (after - before).abs().mean() / before.abs().mean()
+
+    for seed in (0, 8, 20):
+        with pytest.raises(AssertionError) as info:
+            check_update_data_ratio(mean_absolute_ratio, seed=seed)
+        message = str(info.value)
+        assert "n − 1" not in message and "norms" not in message, (seed, message)
+        assert "wrong values" in message, (seed, message)
+
+
 def test_a_failure_names_the_mistake_the_case_and_its_inputs():
     with pytest.raises(AssertionError) as info:
         check_warmup_schedule(warmup_off_by_one)

@@ -126,6 +126,13 @@ def test_masked_weights_names_the_mistakes():
     fails(check_masked_weights, ignored, r"the mask is ignored")
     fails(check_masked_weights, nan_rows, r"mask is all 0 must get zero weights, not NaN")
     fails(check_masked_weights, no_shift, r"overflow or underflow for scores of ±1000")
+
+    def max_over_every_key(s, m):  # a masked key's 1000 in the maximum: every kept exp is 0
+        e = m * torch.exp(s - s.amax(-1, keepdim=True))
+        total = e.sum(-1, keepdim=True)
+        return torch.where(total > 0, e / total, torch.zeros_like(e))
+
+    fails(check_masked_weights, max_over_every_key, r"must not take part in that maximum")
     fails(
         check_masked_weights,
         lambda s, m: weights_log_shift(s.double(), m.double()),
@@ -242,6 +249,14 @@ def linear_recurrent(q, k, v):
 @pytest.mark.parametrize("fn", [linear_cumsum, linear_matrix, linear_recurrent])
 def test_causal_linear_attention_accepts_correct_answers(fn):
     passes(check_causal_linear_attention, fn)
+
+
+def test_an_epsilon_in_linear_attention_s_denominator_is_named():
+    def with_epsilon(q, k, v):
+        kernel = (phi(q) @ phi(k).transpose(-2, -1)).tril()
+        return kernel @ v / (kernel.sum(-1, keepdim=True) + 1e-6)
+
+    fails(check_causal_linear_attention, with_epsilon, r"no ε in the denominator")
 
 
 def test_causal_linear_attention_names_the_mistakes():
