@@ -249,9 +249,16 @@ def prepare(notebooks: dict[str, Path]) -> dict[str, tuple]:
             check_source(instructor, nb)
             if not graded_cells(nb):
                 raise UsageError(f"{instructor}: has no graded cells, nothing to grade")
+            assignment = assignments.read(instructor)
+            if not any(check.hidden for e in assignment.exercises for check in e.checks):
+                raise UsageError(
+                    f"{instructor}: has no hidden tests: it is a student copy (what attncourse "
+                    "release writes), and grading against it would skip them; --source must be "
+                    "the folder of the instructor notebooks"
+                )
             course.add_source(instructor)
             released = read_notebook(course.generate(instructor))
-            prepared[name] = (assignments.read(instructor), [dict(c) for c in released.cells])
+            prepared[name] = (assignment, [dict(c) for c in released.cells])
     return prepared
 
 
@@ -419,7 +426,7 @@ def grade(
 
     from tqdm.auto import tqdm
 
-    show = progress if progress is not None else len(tasks) > 1
+    show = progress if progress is not None else len(tasks) > 1 and sys.stderr.isatty()
     bar = tqdm(total=len(tasks), desc="grading", unit="notebook", file=sys.stderr, disable=not show)
     write = bar.write if show else echo
     slots: queue.Queue = queue.Queue()

@@ -2,9 +2,10 @@
 
 A message is a JSON header and, for the values it carries, NumPy arrays in ``.npz`` form, both
 length-prefixed; arrays are read back with ``allow_pickle=False``, so nothing the submission sends
-can make the grader run code. Values are tensors, Python numbers, strings, None, and tuples or
-lists of them (``encode`` / ``decode``); anything else travels as a placeholder that names its
-type. Every read is bounded (``MAX_HEADER`` for the JSON, ``MAX_MESSAGE`` and ``MAX_ARRAYS`` for
+can make the grader run code. Values are tensors, numbers (numpy's scalars arrive as Python's),
+strings, None, and tuples or lists of them (``encode`` / ``decode``); anything else, a tensor
+subclass included, travels as a placeholder whose type has the value's type's name, as the
+visible check names it. Every read is bounded (``MAX_HEADER`` for the JSON, ``MAX_MESSAGE`` and ``MAX_ARRAYS`` for
 the arrays) and names what was wrong with a malformed message. With a ``deadline`` (the grader's
 side), no write and no read waits past it: a peer that stops reading or writing halfway raises
 ``Deadline``, never blocks.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import numbers
 import os
 import pickle as _pickle
 import select
@@ -72,8 +74,11 @@ _TORCH_DTYPES["bfloat16"] = torch.bfloat16  # sent as float32, restored exactly
 def encode(value, arrays: dict[str, np.ndarray], pickle: bool = False):
     """A JSON-able description of ``value``; its tensors go into ``arrays``. ``pickle``: values
     of other types are pickled (the grader's inputs only)."""
+    if isinstance(value, torch.Tensor) and type(value) is not torch.Tensor:
+        # a subclass (nn.Parameter, one of the learner's): the checks refuse it by its name
+        return {"type": "other", "name": type(value).__name__}
     if isinstance(value, torch.Tensor):
-        tensor = torch.Tensor.as_subclass(value.detach(), torch.Tensor).cpu()
+        tensor = value.detach().cpu()
         name = "bfloat16" if tensor.dtype == torch.bfloat16 else _DTYPES.get(tensor.dtype)
         if name is None:
             return {"type": "other", "name": f"tensor of dtype {tensor.dtype}"}
@@ -82,14 +87,14 @@ def encode(value, arrays: dict[str, np.ndarray], pickle: bool = False):
         return {"type": "tensor", "key": key, "dtype": name}
     if value is None or isinstance(value, bool | str):
         return {"type": "plain", "value": value}
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):  # numpy's integers too, as the checks take them
         return (
-            {"type": "plain", "value": value}
+            {"type": "plain", "value": int(value)}
             if abs(value) < 2**63
             else {"type": "other", "name": "int"}
         )
-    if isinstance(value, float):
-        return {"type": "float", "value": repr(value)}  # keeps nan and inf
+    if isinstance(value, float):  # numpy's float64 too: repr(float(...)) reads back everywhere
+        return {"type": "float", "value": repr(float(value))}  # keeps nan and inf
     if isinstance(value, tuple | list):
         kind = "tuple" if isinstance(value, tuple) else "list"
         return {"type": kind, "items": [encode(v, arrays, pickle) for v in value]}
@@ -130,8 +135,9 @@ def decode(description, arrays: dict[str, np.ndarray], depth: int = 0, pickled: 
             raise ProtocolError("a sequence without items")
         decoded = [decode(item, arrays, depth + 1, pickled) for item in items]
         return tuple(decoded) if kind == "tuple" else decoded
-    if kind == "other":
-        return Placeholder(str(description.get("name", "value"))[:80])
+    if kind == "other":  # named as the value's own type, as a check's message names it
+        name = str(description.get("name", "value"))[:80]
+        return type(name, (Placeholder,), {})(name)
     if kind == "pickled" and pickled and description.get("key") in arrays:
         return _pickle.loads(arrays[description["key"]].tobytes())
     raise ProtocolError(f"an unknown kind of value {str(kind)[:40]!r}")

@@ -91,6 +91,7 @@ def test_csv_json_and_feedback_reports(released, tmp_path):
         "--source", FIXTURES, "-j", "2", "--csv", table, "--json", report, "--feedback", folder,
     )  # fmt: skip
     assert status == 0, err
+    assert "%|" not in err and "\r" not in err, err  # no progress bar: stderr is not a terminal
     rows = list(csv.reader(table.open()))
     assert rows[0] == [
         "student",
@@ -140,6 +141,18 @@ def test_several_chapters_at_once_give_one_row_per_student_and_assignment(tmp_pa
         ["ben", "ps1", "2", "4", "50.00"],
         ["ben", "ps2", "0", "2", "0.00"],
     ]
+
+
+def test_grading_against_the_student_copies_is_refused(released, tmp_path):
+    """--source at the released copies would grade without hidden tests: full marks for a table
+    of the visible answers. It stops, naming the mistake."""
+    shutil.copyfile(FIXTURE, tmp_path / FIXTURE.name)
+    status, out, err = cli(
+        "grade", tmp_path / FIXTURE.name, "--source", released[FIXTURE.name].parent, "--no-sandbox"
+    )
+    assert status == 2, (out, err)
+    assert "has no hidden tests: it is a student copy" in err and "--source" in err, err
+    assert "points" not in out, out
 
 
 def test_grading_without_bubblewrap_says_which_package_to_install(monkeypatch, tmp_path):
