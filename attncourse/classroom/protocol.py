@@ -5,10 +5,10 @@ length-prefixed; arrays are read back with ``allow_pickle=False``, so nothing th
 can make the grader run code. Values are tensors, numbers (numpy's scalars arrive as Python's),
 strings, None, and tuples or lists of them (``encode`` / ``decode``); anything else, a tensor
 subclass included, travels as a placeholder whose type has the value's type's name, as the
-visible check names it. Every read is bounded (``MAX_HEADER`` for the JSON, ``MAX_MESSAGE`` and ``MAX_ARRAYS`` for
-the arrays) and names what was wrong with a malformed message. With a ``deadline`` (the grader's
-side), no write and no read waits past it: a peer that stops reading or writing halfway raises
-``Deadline``, never blocks.
+visible check names it. Every read is bounded (``MAX_HEADER`` for the JSON, ``MAX_MESSAGE`` and
+``MAX_ARRAYS`` for the arrays) and names what was wrong with a malformed message. With a
+``deadline`` (the grader's side), no write and no read waits past it: a peer that stops reading
+or writing halfway raises ``Deadline``, never blocks.
 
 Only the grader's own inputs may be richer: ``encode(..., pickle=True)`` sends anything else
 (a sublayer, a module) pickled, for the sandbox to rebuild; the grader's ``decode`` refuses
