@@ -136,7 +136,7 @@ def decode(description, arrays: dict[str, np.ndarray], depth: int = 0, pickled: 
         decoded = [decode(item, arrays, depth + 1, pickled) for item in items]
         return tuple(decoded) if kind == "tuple" else decoded
     if kind == "other":  # named as the value's own type, as a check's message names it
-        name = str(description.get("name", "value"))[:80]
+        name = str(description.get("name", "value"))[:80].replace("\0", "")
         return type(name, (Placeholder,), {})(name)
     if kind == "pickled" and pickled and description.get("key") in arrays:
         return _pickle.loads(arrays[description["key"]].tobytes())

@@ -47,3 +47,9 @@ def test_a_tensor_subclass_is_refused_in_the_grader_as_in_the_visible_check():
     assert type(_sent(answer)).__name__ == "Parameter"
     assert "Parameter" in check_weighted_average.judge(case, _sent(answer))
     assert check_weighted_average.judge(case, _sent(answer.detach().clone())) is None
+
+
+def test_a_type_name_the_submission_made_up_cannot_break_the_grader():
+    for name in ("a\0b", "x" * 500, ""):
+        got = protocol.decode({"type": "other", "name": name}, {})
+        assert isinstance(got, protocol.Placeholder) and "\0" not in type(got).__name__
