@@ -72,14 +72,18 @@ def encode_png(rgba: np.ndarray) -> bytes:
     background), else RGBA; rows unfiltered, deflated at level 1.
 
     It is the widgets' hot path: about half the CPU time of Pillow's PNG encoder at its fastest
-    setting (Pillow chooses a filter for every row), for files of the same size.
+    setting (Pillow chooses a filter for every row), for files of the same size. The pixels are
+    copied one channel at a time: numpy copies RGBA to RGB in runs of 3 bytes otherwise, 2.6 ms
+    instead of 0.3 for an 800 x 352 figure.
     """
     height, width, _ = rgba.shape
     opaque = bool(rgba[:, :, 3].min() == 255)
-    pixels = rgba[:, :, :3] if opaque else rgba
-    rows = np.empty((height, 1 + width * pixels.shape[2]), np.uint8)  # filter byte 0 per row
+    channels = 3 if opaque else 4
+    rows = np.empty((height, 1 + width * channels), np.uint8)  # filter byte 0 per row
     rows[:, 0] = 0
-    rows[:, 1:] = pixels.reshape(height, -1)
+    pixels = rows[:, 1:].reshape(height, width, channels, copy=False)  # (H, W, C) view of rows
+    for channel in range(channels):
+        pixels[:, :, channel] = rgba[:, :, channel]
     header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
     return b"".join(
         (

@@ -5,11 +5,13 @@ conftest, and ``from conftest import`` would find whichever was imported first.)
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -18,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# the check of a server's socket options reads /proc and copies sockets with pidfd_getfd
+LINUX = sys.platform.startswith("linux")
 # median, key press -> new image on screen: a bound against regressions. The Python update is
 # held to 100 ms by benchmarks/notebooks.py; the browser's round trip and drawing add 50-80 ms
 # (medians measured on 2 cores: 62-100 ms, chapters 05, 06 and 08 the slowest; see the README)
@@ -86,6 +90,49 @@ def stop_server(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def _server_inodes(server_port: int, client_port: int | None) -> list[int]:
+    """The inodes of this machine's sockets at the server's end of the established TCP
+    connections to ``server_port`` (only the one from ``client_port``, if given)."""
+    inodes = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote = (int(f.rsplit(":", 1)[1], 16) for f in fields[1:3])
+            established = fields[3] == "01"
+            if established and local == server_port and client_port in (None, remote):
+                inodes.append(int(fields[9]))
+    return inodes
+
+
+def _nodelay(holder: Path) -> bool:
+    """TCP_NODELAY of the socket at /proc/PID/fd/FD ``holder``: copied into this process with
+    pidfd_getfd (Linux 5.6) and asked."""
+    pidfd = os.pidfd_open(int(holder.parent.parent.name))
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        copy = libc.syscall(438, pidfd, int(holder.name), 0)  # pidfd_getfd
+        if copy < 0:
+            raise OSError(ctypes.get_errno(), "pidfd_getfd")
+    finally:
+        os.close(pidfd)
+    with socket.socket(fileno=copy) as server_end:
+        return bool(server_end.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+
+def server_side_nodelay(server_port: int, client_port: int | None = None) -> list[bool]:
+    """For each established connection to ``server_port`` (the one from ``client_port``, if
+    given): whether the server's end has Nagle's algorithm off (TCP_NODELAY)."""
+    targets = {f"socket:[{inode}]" for inode in _server_inodes(server_port, client_port)}
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(entry) in targets:
+                found.append(_nodelay(entry))
+        except OSError:  # a process or file descriptor gone meanwhile
+            continue
+    return found
 
 
 # ------------------------------------------------------------------------------ measurement

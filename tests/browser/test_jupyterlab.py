@@ -5,13 +5,26 @@ must change each time. The latencies, key press to new image, are printed and wr
 file; their median is held under ``LATENCY_BUDGET_MS``, a bound against regressions.
 """
 
+import asyncio
+import concurrent.futures
 import importlib.util
+import json
 import re
 import time
+import urllib.request
+from urllib.parse import urlsplit
 
 import nbformat
 import pytest
-from browser_helpers import CHAPTERS, LATENCY_BUDGET_MS, ROOT, measure_slider, record
+from browser_helpers import (
+    CHAPTERS,
+    LATENCY_BUDGET_MS,
+    LINUX,
+    ROOT,
+    measure_slider,
+    record,
+    server_side_nodelay,
+)
 
 _spec = importlib.util.spec_from_file_location("slides", ROOT / "scripts" / "slides.py")
 slides = importlib.util.module_from_spec(_spec)
@@ -167,6 +180,56 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
         " : n.closest('.jp-Toolbar') ? 'toolbar' : 'elsewhere')"
     )
     assert places == ["status bar"], places
+
+
+KERNEL_INFO = {
+    "header": {"msg_id": "nodelay", "msg_type": "kernel_info_request", "session": "nodelay",
+               "username": "", "version": "5.3", "date": ""},
+    "parent_header": {}, "metadata": {}, "content": {}, "channel": "shell",
+}  # fmt: skip
+
+
+def _websocket_nodelay(base: str, path: str, kernel: bool) -> list[bool]:
+    """Open a WebSocket to ``base`` + ``path`` (a kernel's: once the kernel has answered on it):
+    ``server_side_nodelay`` of it, ``[True]`` if the server's end has Nagle's algorithm off."""
+    from tornado.websocket import websocket_connect
+
+    async def ask():
+        connection = await websocket_connect(base.replace("http", "ws", 1) + path)
+        try:
+            if kernel:
+                await connection.write_message(json.dumps(KERNEL_INFO))
+                reply = ""
+                while reply != "kernel_info_reply":
+                    reply = json.loads(await connection.read_message())["msg_type"]
+            client_port = connection.stream.socket.getsockname()[1]
+            return server_side_nodelay(urlsplit(base).port, client_port)
+        finally:
+            connection.close()
+
+    # a loop of its own, in a thread: Playwright's runs in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, ask()).result(timeout=120)
+
+
+@pytest.mark.skipif(not LINUX, reason="reads the server's sockets in Linux's /proc")
+def test_a_kernel_s_messages_leave_the_server_at_once(lab):
+    """The kernel's WebSocket, the one a widget's messages take, has Nagle's algorithm off
+    (``attncourse.classroom.nodelay``): with it on, the messages after "busy" waited for the
+    browser's delayed acknowledgement, about 40 ms. The server's other WebSocket, its event
+    stream, keeps the system's default: the check reads the real setting."""
+    base, token, _ = lab
+    request = urllib.request.Request(f"{base}/api/kernels?token={token}", data=b"{}", method="POST")
+    with urllib.request.urlopen(request, timeout=60) as response:
+        kernel = json.load(response)["id"]
+    try:
+        channels = f"/api/kernels/{kernel}/channels?token={token}"
+        assert _websocket_nodelay(base, channels, kernel=True) == [True]
+        events = f"/api/events/subscribe?token={token}"
+        assert _websocket_nodelay(base, events, kernel=False) == [False]
+    finally:
+        stop = urllib.request.Request(f"{base}/api/kernels/{kernel}?token={token}", method="DELETE")
+        urllib.request.urlopen(stop, timeout=60).close()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

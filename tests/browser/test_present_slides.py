@@ -8,13 +8,16 @@ and 1920 x 1080. The screenshots are written to pytest's tmp dir.
 import re
 import sys
 import time
+from urllib.parse import urlsplit
 
 import pytest
 from browser_helpers import (
     CHAPTERS,
+    LINUX,
     free_port,
     measure_slider,
     record,
+    server_side_nodelay,
     start_server,
     stop_server,
 )
@@ -146,6 +149,10 @@ def test_present_01_offline_with_a_live_widget_that_the_arrow_keys_move(slides, 
     latencies = measure_slider(page, handle, presses=8)
     assert page.evaluate("location.hash") == hash_before, "the arrow keys changed the slide"
     record("present 01 (Voila reveal), keyboard", latencies, first_slide_s=first_slide)
+    # the widget's kernel WebSocket has Nagle's algorithm off (attncourse.classroom.nodelay); the
+    # page's other connections to Voilà are plain HTTP, which has it on between requests
+    if LINUX:  # (the check reads /proc)
+        assert True in server_side_nodelay(urlsplit(slides).port), "Nagle's algorithm is on"
 
     summary = page.evaluate(FIND_SLIDE, r"^\s*Summary")
     assert summary, "no summary slide"

@@ -56,13 +56,17 @@ def test_students_get_nbgrader_s_student_tools_only_and_instructors_every_tool()
 
 
 def test_every_role_on_the_hub_has_the_interface_attncourse_start_gives(monkeypatch):
-    """No news pop-up, no busy icon in the tab and the execution indicator in the status bar, as
-    ``attncourse start`` sets them: its page settings in each role's, its JupyterLab defaults
-    (``SETTINGS``) as the app settings of every user's server, on one machine and in the image."""
+    """No news pop-up, no busy icon in the tab, the execution indicator in the status bar and the
+    kernel's WebSocket without Nagle's algorithm, as ``attncourse start`` sets them: its page
+    and server settings in each role's, its JupyterLab defaults (``SETTINGS``) as the app settings
+    of every user's server, on one machine and in the image."""
     course = _json(LAB / "course" / "labconfig" / "page_config.json")
+    course_server = _json(LAB / "course" / "jupyter_server_config.json")["ServerApp"]
     for role in ("student", "instructor"):
         disabled = _json(DEPLOY / "jupyter" / role / "labconfig" / "page_config.json")
         assert course["disabledExtensions"].items() <= disabled["disabledExtensions"].items(), role
+        server = _json(DEPLOY / "jupyter" / role / "jupyter_server_config.json")["ServerApp"]
+        assert course_server.items() <= server.items(), role
     monkeypatch.delenv("ATTNCOURSE_CONFIG", raising=False)
     config = PyFileConfigLoader("jupyterhub_config.py", path=str(DEPLOY)).load_config()
     assert f"--LabApp.app_settings_dir={SETTINGS}" in config.Spawner.args
