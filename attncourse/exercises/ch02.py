@@ -27,7 +27,7 @@ from ..attention import alignment as _alignment
 from ..attention import softmax as _softmax_function
 from ..chapters.ch02_seq2seq_bottleneck import evaluation as _seq2seq
 from ..i18n import say
-from .engine import Case, Exercise, float32_close, randn
+from .engine import Case, Exercise, float32_hint, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -81,18 +81,14 @@ def _first_hint(*hints):
     return hint
 
 
-def _float32_hint(got, expected):
-    """Right to float32's precision but not float64's: part of the answer was computed in
-    float32."""
-    return say(FLOAT32_PRECISION, epsilon=f"{EPSILON:g}") if float32_close(got, expected) else None
-
-
 FLOAT32_PRECISION = (
     "right only to float32's precision (about 7 digits): part of the computation ran in float32 "
     "(a number made a tensor without dtype=torch.float64, as torch.tensor(0.5), the log of an "
     "integer tensor, or .float()); keep every step in float64 — or, if you guard the log as "
     "log(p + ε), ε is too large: use ε ≤ {epsilon}, or leave out the zero terms"
 )
+# right to float32's precision but not float64's: part of the answer was computed in float32
+_float32_hint = float32_hint(FLOAT32_PRECISION, epsilon=f"{EPSILON:g}")
 
 
 # ------------------------------------------------------------------------- 1: additive scores

@@ -16,9 +16,8 @@ import math
 import torch
 
 from ..chapters import ch09_pre_ln_vs_post_ln as _chapter
-from ..i18n import say
 from ..threads import single_thread
-from .engine import Case, Exercise, Label, float32_close
+from .engine import Case, Exercise, Label, float32_hint
 
 # ---------------------------------------------------------------------------- Pre-LN block
 
@@ -301,11 +300,7 @@ FLOAT32_THEN_CAST = (
 )
 
 
-def _float32_hint(got, expected):
-    return say(FLOAT32_THEN_CAST) if float32_close(got, expected) else None
-
-
-_float32_hint.texts = (FLOAT32_THEN_CAST,)
+_float32_hint = float32_hint(FLOAT32_THEN_CAST)
 
 
 def _warmup_schedule_cases(g):

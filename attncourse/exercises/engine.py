@@ -723,6 +723,17 @@ def float32_close(got, expected) -> bool:
     return bool(((got - expected).abs() <= 1e-5 * expected.abs().clamp(min=1.0)).all())
 
 
+def float32_hint(text: str, **fields) -> Callable:
+    """A case's hint that says ``text`` (its ``fields`` filled in) to an answer that is
+    ``float32_close`` to the right one, and nothing to any other."""
+
+    def hint(got, expected):
+        return say(text, **fields) if float32_close(got, expected) else None
+
+    hint.texts = (text,)
+    return hint
+
+
 class Refused(guard.Refusal):
     """While active, each of ``functions`` (plain course functions) raises when called, however
     it was imported; a dict {name the message gives: function} is accepted too."""
