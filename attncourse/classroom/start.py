@@ -21,7 +21,8 @@ on it as a learner needs it:
 - the kernel's messages leave the server at once (``lab/course/jupyter_server_config.json``,
   ``nodelay``): with the operating system's default, the messages of a widget update after "busy"
   waited about 40 ms for the browser's acknowledgement on most key presses. In the browser tests
-  on 2 cores, one run each way on one day, every chapter's median fell from 55-64 ms to 32-60 ms;
+  on 2 cores, on one day, chapters 01-10 had medians of 55-64 ms before (one run), 28-60 ms after
+  (three runs);
 - without nbgrader's extensions (its menu, Create Assignment panel, Formgrader and Validate
   button are for instructors), unless ``--instructor`` is given;
 - as root (a container, a cloud machine) with ``--allow-root`` and a note, instead of JupyterLab

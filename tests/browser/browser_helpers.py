@@ -23,8 +23,8 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # the check of a server's socket options reads /proc and copies sockets with pidfd_getfd
 LINUX = sys.platform.startswith("linux")
 # median, key press -> new image on screen: a bound against regressions. The Python update is
-# held to 100 ms by benchmarks/notebooks.py; the browser's round trip and drawing add 50-80 ms
-# (medians measured on 2 cores: 62-100 ms, chapters 05, 06 and 08 the slowest; see the README)
+# held to 100 ms by benchmarks/notebooks.py; the browser's round trip and drawing add 25-40 ms
+# (medians measured on 2 cores: 30-52 ms, chapters 06 and 08 the slowest; see the README)
 LATENCY_BUDGET_MS = 200.0
 PRESSES = 12  # measured key presses per widget, after WARMUP ones
 WARMUP = 2
