@@ -151,7 +151,13 @@ print("every row of weights sums to 1:", bool(torch.allclose(weights.sum(-1), to
 scores = torch.tensor([2.0, 1.0, 0.5, -1.0])
 readout = widgets.HTML()
 temperature = widgets.FloatLogSlider(
-    value=1.0, base=10, min=-1, max=1, step=0.05, description="temperature"
+    value=1.0,
+    base=10,
+    min=-1,
+    max=1,
+    step=0.05,
+    description="temperature",
+    style={"description_width": "initial"},  # the label in full
 )
 
 

@@ -165,6 +165,14 @@ WATCH_WIDGET = """(handle) => {
 }"""
 
 
+# the labels, check-box descriptions and slider readouts under the element ``scope`` selects
+# whose text does not fit (the widget shows "tempera…")
+CUT_LABELS = """(scope) => Array.from(document.querySelectorAll(
+    ['.widget-label', '.widget-label-basic', '.widget-readout'].map(c => `${scope} ${c}`).join()))
+  .filter(label => label.offsetWidth > 0 && label.scrollWidth > label.clientWidth + 1)
+  .map(label => label.textContent)"""
+
+
 SLIDER_POSITION = """(handle) => ['aria-valuenow', 'aria-valuemin', 'aria-valuemax'].map(
   name => Number(handle.getAttribute(name)))"""
 

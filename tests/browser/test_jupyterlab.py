@@ -18,6 +18,7 @@ import nbformat
 import pytest
 from browser_helpers import (
     CHAPTERS,
+    CUT_LABELS,
     LATENCY_BUDGET_MS,
     LINUX,
     ROOT,
@@ -269,6 +270,8 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
         assert not re.search(r"\b[VH]Box\(children=|Error displaying widget", text), (
             f"{chapter.name}: the widget renders as text: {text[:300]}"
         )
+        cut = page.evaluate(CUT_LABELS, "[data-attncourse-widget=yes]")
+        assert not cut, f"{chapter.name}: the widget's labels are cut: {cut}"
         image = output.locator("img")
         if image.count():  # every chapter's widget draws a PNG, except chapter 00's text bars
             size = image.first.evaluate("img => [img.naturalWidth, img.naturalHeight]")

@@ -273,7 +273,7 @@ def gradient_widget(
     import ipywidgets as widgets
 
     plot = GradientPathPlot()
-    style = {"description_width": "120px"}
+    style = {"description_width": "150px"}  # "spectral radius rho" in full
     controls = {
         "rho": widgets.FloatSlider(
             value=rho,

@@ -175,7 +175,12 @@ def depth_widget(kind: str = "plain", depth: int = 50, norm: str = "none", gate_
         "gate_bias": widgets.FloatSlider(
             value=gate_bias, min=-10, max=4, step=0.5, description=say(GATE_BIAS), style=style
         ),
-        "scale_branch": widgets.Checkbox(value=False, description=say(SCALE_BRANCH)),
+        "scale_branch": widgets.Checkbox(
+            value=False,
+            description=say(SCALE_BRANCH),
+            indent=False,  # its description in full, beside the box
+            layout=widgets.Layout(width="auto"),
+        ),
     }
 
     return figure_widget(
