@@ -24,7 +24,9 @@ on it as a learner needs it:
   on 2 cores, on one day, chapters 01-10 had medians of 55-64 ms before (one run), 28-60 ms after
   (three runs);
 - without nbgrader's extensions (its menu, Create Assignment panel, Formgrader and Validate
-  button are for instructors), unless ``--instructor`` is given;
+  button are for instructors) and without Voila's "Render with Voila" button and server extension
+  (where the ``lecture`` extra is installed: lecturers present with ``attncourse present``),
+  unless ``--instructor`` is given;
 - as root (a container, a cloud machine) with ``--allow-root`` and a note, instead of JupyterLab
   refusing to start.
 

@@ -139,8 +139,9 @@ BUSY_ICONS = f"""async () => {{
 
 
 def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_page, tmp_path):
-    """What ``attncourse start`` opens: the first chapter, no "Jupyter news?" notification, and
-    none of nbgrader's instructor interface (its menu, panels, Validate button)."""
+    """What ``attncourse start`` opens: the first chapter, no "Jupyter news?" notification, none
+    of nbgrader's instructor interface (its menu, panels, Validate button) and no "Render with
+    Voila" button."""
     _, _, workspace, page = lab_page
     first = sorted(workspace.glob("[0-9][0-9]_*.ipynb"))[0].name
     page.wait_for_function(
@@ -163,6 +164,7 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     plugins = page.evaluate("() => jupyterapp.listPlugins ? jupyterapp.listPlugins() : []")
     active = [p for p in plugins if page.evaluate("(id) => jupyterapp.isPluginActivated(id)", p)]
     assert not [p for p in active if "nbgrader" in p], "nbgrader's extensions are active"
+    assert not [p for p in active if "voila" in p], "Voila's preview is active"
     assert "@jupyterlab/apputils-extension:announcements" not in active
     # the status bar says when the kernel is busy; the tab's icon, which changed on every busy and
     # idle of a widget update, does not

@@ -180,7 +180,9 @@ def test_start_help_lists_jupyterlab_s_options():
     assert "--allow-root" in out
 
 
-def test_the_learner_settings_switch_off_every_nbgrader_extension_and_the_news():
+def test_the_learner_settings_switch_off_nbgrader_voila_s_preview_and_the_news():
+    """A learner grades nothing and presents nothing: nbgrader's extensions and Voila's "Render
+    with Voila" button (and its server extension, a second of JupyterLab's start) are off."""
     course = json.loads((LAB / "course" / "labconfig" / "page_config.json").read_text())
     assert course["disabledExtensions"] == {
         "@jupyterlab/apputils-extension:announcements": True,
@@ -189,14 +191,18 @@ def test_the_learner_settings_switch_off_every_nbgrader_extension_and_the_news()
         "@jupyterlab/application-extension:faviconbusy": True,
     }
     learner = json.loads((LAB / "learner" / "labconfig" / "page_config.json").read_text())
-    assert learner["disabledExtensions"] == {"@jupyter/nbgrader": True}
+    assert learner["disabledExtensions"] == {
+        "@jupyter/nbgrader": True,
+        "@voila-dashboards/jupyterlab-preview": True,
+    }
     server = json.loads((LAB / "learner" / "jupyter_server_config.json").read_text())
     off = server["ServerApp"]["jpserver_extensions"]
-    installed = Path(sys.prefix, "etc/jupyter/jupyter_server_config.d/nbgrader.json")
-    if installed.is_file():  # every server extension nbgrader turns on is turned off again
-        on = json.loads(installed.read_text())["ServerApp"]["jpserver_extensions"]
-        assert {name for name, enabled in on.items() if enabled} <= set(off)
-    assert off and not any(off.values())
+    for package in ("nbgrader", "voila"):
+        installed = Path(sys.prefix, f"etc/jupyter/jupyter_server_config.d/{package}.json")
+        if installed.is_file():  # every server extension the package turns on is turned off again
+            on = json.loads(installed.read_text())["ServerApp"]["jpserver_extensions"]
+            assert {name for name, enabled in on.items() if enabled} <= set(off), package
+    assert "voila.server_extension" in off and not any(off.values())
 
 
 def test_the_course_s_jupyterlab_defaults_are_settings_jupyterlab_knows():
