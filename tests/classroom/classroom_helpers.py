@@ -8,6 +8,10 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -33,6 +37,46 @@ def cli(*args):
         except SystemExit as e:  # argparse
             status = e.code
     return status, out.getvalue(), err.getvalue()
+
+
+def run(command, cwd=None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``command`` (its text captured); a failed test, with its output, if it fails."""
+    result = subprocess.run(
+        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, **kwargs
+    )
+    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def build_wheel(folder: Path) -> Path:
+    """attncourse-<version>.whl built in ``folder`` from the project's files alone (what git
+    would commit)."""
+    copy, out = folder / "project", folder / "wheel"
+    files = run(["git", "ls-files", "-co", "--exclude-standard", "-z"], ROOT).stdout
+    for name in filter(None, files.split("\0")):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    run([*pip_wheel, "-q", "-w", out, "."], copy)
+    (built,) = out.glob("attncourse-*.whl")
+    return built
+
+
+def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
+    """A fresh virtual environment at ``venv`` with ``wheel`` installed: (its python, its
+    site-packages). Its dependencies are those of this environment, reached through a .pth file,
+    so it needs no network. Readable by every user (the sandbox's too), as ``python -m venv``
+    makes a new folder."""
+    venv.mkdir(parents=True, exist_ok=True)
+    venv.chmod(0o755)
+    run([sys.executable, "-m", "venv", "--without-pip", venv])
+    python = venv / "bin" / "python"
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    purelib = Path(purelib.stdout.strip())
+    (purelib / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel])
+    return python, purelib
 
 
 def read(path):

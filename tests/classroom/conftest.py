@@ -1,7 +1,10 @@
-"""Fixtures of the classroom tests: the releases of every chapter and of the fixture notebook."""
+"""Fixtures of the classroom tests: the releases of every chapter and of the fixture notebook, and
+the wheel."""
+
+import shutil
 
 import pytest
-from classroom_helpers import CHAPTERS, FIXTURE, FIXTURES, cli
+from classroom_helpers import CHAPTERS, FIXTURE, FIXTURES, build_wheel, cli
 
 # The fixture notebooks are inputs of the release and grading tests, not chapters: nbval skips them.
 collect_ignore = ["fixtures"]
@@ -21,3 +24,11 @@ def released(tmp_path_factory):
     copies[FIXTURE.name] = fixture_out / FIXTURE.name
     assert all(p.is_file() for p in copies.values())
     return copies
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """attncourse-<version>.whl built from the project's files alone (what git would commit)."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git to copy the project")
+    return build_wheel(tmp_path_factory.mktemp("wheel"))

@@ -36,6 +36,7 @@ from classroom_helpers import (
     HONEST_SOFTMAX,
     ROOT,
     SOFTMAX,
+    install_wheel,
     sandbox_or_skip,
     with_answers,
 )
@@ -1082,72 +1083,11 @@ def test_the_sandbox_writes_to_a_tmpfs_of_its_own_not_the_host_s_disk():
 
 
 @pytest.fixture(scope="module")
-def wheel_install(tmp_path_factory):
-    """The wheel built from the project's files, installed in a fresh virtual environment whose
-    dependencies are this one's (a .pth file): (its python, its site-packages)."""
-    import sysconfig
-
+def wheel_install(wheel, tmp_path_factory):
+    """The wheel installed in a fresh virtual environment of this module's own (its test writes
+    into it): (its python, its site-packages)."""
     sandbox_or_skip()
-    if shutil.which("git") is None:
-        pytest.skip("needs git to copy the project")
-    copy = tmp_path_factory.mktemp("project")
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for name in filter(None, files.split("\0")):
-        if (ROOT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, copy / name)
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            ".",
-        ],
-        cwd=copy,
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("attncourse-*.whl")
-    venv = tmp_path_factory.mktemp("venv")
-    venv.chmod(0o755)  # as `python -m venv` makes it: readable by the sandbox's user
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(purelib, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--no-deps",
-            str(built),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return python, Path(purelib)
+    return install_wheel(wheel, tmp_path_factory.mktemp("venv"))
 
 
 def test_under_a_wheel_install_the_sandbox_sees_no_instructor_notebook_nor_a_classmate(

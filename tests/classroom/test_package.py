@@ -4,62 +4,22 @@ empty folder, with no clone beside it (the notebooks and weights travel in the w
 import os
 import re
 import shutil
-import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
-from classroom_helpers import CHAPTERS, ROOT
+from classroom_helpers import CHAPTERS, install_wheel, run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the project")
 
 
-def _run(command, cwd, **kwargs):
-    result = subprocess.run(
-        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, **kwargs
-    )
-    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
-    return result
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    """attncourse-<version>.whl built from the project's files alone (what git would commit)."""
-    copy = tmp_path_factory.mktemp("project")
-    files = _run(["git", "ls-files", "-co", "--exclude-standard", "-z"], ROOT).stdout
-    for name in filter(None, files.split("\0")):
-        if (ROOT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, copy / name)
-    out = tmp_path_factory.mktemp("wheel")
-    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    _run([*pip_wheel, "-q", "-w", out, "."], copy)
-    (built,) = out.glob("attncourse-*.whl")
-    return built
-
-
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory):
-    """A fresh virtual environment outside the repository with the wheel installed: (its bin
-    folder, an empty working folder). Its dependencies are those of this environment, reached
-    through a .pth file, so the test needs no network."""
-    venv = tmp_path_factory.mktemp("venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", venv], venv)
-    bin_dir = venv / "bin"
-    purelib = _run(
-        [bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        venv,
-    ).stdout.strip()
-    Path(purelib, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run(
-        [sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "-q"]
-        + ["--no-deps", wheel],
-        venv,
-    )
-    return bin_dir, tmp_path_factory.mktemp("empty")
+    """A fresh virtual environment outside the repository with the wheel installed
+    (``install_wheel``): (its bin folder, an empty working folder)."""
+    python, _ = install_wheel(wheel, tmp_path_factory.mktemp("venv"))
+    return python.parent, tmp_path_factory.mktemp("empty")
 
 
 def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style(wheel):
@@ -87,17 +47,15 @@ def _in_empty_folder(installed, *command):
     bin_dir, folder = installed
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    return _run([bin_dir / "attncourse", *command], folder, env=env), folder
+    return run([bin_dir / "attncourse", *command], folder, env=env), folder
 
 
 def test_the_installed_package_is_the_wheel_not_the_clone(installed):
     bin_dir, folder = installed
-    where = _run(
-        [bin_dir / "python", "-c", "import attncourse; print(attncourse.__file__)"], folder
-    )
+    where = run([bin_dir / "python", "-c", "import attncourse; print(attncourse.__file__)"], folder)
     assert Path(where.stdout.strip()).is_relative_to(bin_dir.parent)
     load = "from attncourse.chapters.ch02_seq2seq_bottleneck import load_chapter_models as f; f()"
-    _run([bin_dir / "python", "-c", load], folder)
+    run([bin_dir / "python", "-c", load], folder)
 
 
 def test_release_in_an_empty_folder_writes_student_copies_of_every_chapter(installed):
