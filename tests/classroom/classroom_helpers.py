@@ -72,8 +72,8 @@ def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
     venv.chmod(0o755)
     run([sys.executable, "-m", "venv", "--without-pip", venv])
     python = venv / "bin" / "python"
-    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-    purelib = Path(purelib.stdout.strip())
+    where = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    purelib = Path(where.stdout.strip())
     (purelib / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel])
     return python, purelib
