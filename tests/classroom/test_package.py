@@ -36,9 +36,11 @@ def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style
     assert slides + "voila.json" in names
     lab = "attncourse/classroom/lab/"  # attncourse start's JupyterLab settings
     for name in (
+        "course/jupyter_server_config.json",
         "course/labconfig/page_config.json",
         "course/settings/overrides.json",
         "learner/jupyter_server_config.json",
+        "learner/labconfig/page_config.json",
     ):
         assert lab + name in names, f"{lab + name} is not in the wheel"
 
