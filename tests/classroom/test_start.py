@@ -182,7 +182,8 @@ def test_start_help_lists_jupyterlab_s_options():
 
 def test_the_learner_settings_switch_off_nbgrader_voila_s_preview_and_the_news():
     """A learner grades nothing and presents nothing: nbgrader's extensions and Voila's "Render
-    with Voila" button (and its server extension, a second of JupyterLab's start) are off."""
+    with Voila" button (and its server extension, which JupyterLab would import at every start)
+    are off."""
     course = json.loads((LAB / "course" / "labconfig" / "page_config.json").read_text())
     assert course["disabledExtensions"] == {
         "@jupyterlab/apputils-extension:announcements": True,
