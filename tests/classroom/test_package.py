@@ -3,15 +3,12 @@ empty folder, with no clone beside it (the notebooks and weights travel in the w
 
 import os
 import re
-import shutil
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 from classroom_helpers import CHAPTERS, install_wheel, run
-
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the project")
 
 
 @pytest.fixture(scope="module")

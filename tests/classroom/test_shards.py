@@ -7,7 +7,6 @@ are missing, given twice or cut from different batches.
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from classroom_helpers import (
     HONEST_SOFTMAX,
     SOFTMAX,
     cli,
+    run,
     sandbox_or_skip,
     with_answers,
 )
@@ -66,12 +66,8 @@ def _job_script() -> str:
 
 def _run(command, root, **env):
     """A batch script in the course directory ``root``, as the cluster runs it."""
-    done = subprocess.run(
-        [str(c) for c in command], cwd=root, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **env},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
+    path = f"{BIN}{os.pathsep}{os.environ['PATH']}"
+    return run(command, root, timeout=600, env={**os.environ, "PATH": path, **env})
 
 
 @pytest.fixture(scope="module")
