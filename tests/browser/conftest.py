@@ -10,6 +10,7 @@ The widget latencies measured (key press → new image on screen) are written to
 ``<pytest's tmp dir>/browser-latencies.json`` and summed up at the end of the run.
 """
 
+import contextlib
 import json
 import sys
 
@@ -115,6 +116,8 @@ def lab_page(browser, lab):
     """One page with JupyterLab loaded at the address ``attncourse start`` opens (as the learner
     keeps it open): the chapters are opened in it one after the other. (base URL, token,
     workspace, page)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     base, token, workspace = lab
     context, page = local_page(browser)
     page.goto(f"{base}/?token={token}")
@@ -123,6 +126,17 @@ def lab_page(browser, lab):
         timeout=120_000,
     )
     page.evaluate("async () => { await jupyterapp.started; await jupyterapp.restored; }")
+    # the first chapter, which ``attncourse start`` opens, opens a moment after JupyterLab is
+    # restored: wait for it, or it takes the focus from a chapter a test has just opened (the
+    # landing test checks that it opens)
+    first = sorted(workspace.glob("[0-9][0-9]_*.ipynb"))[0].name
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            "(path) => { const panel = jupyterapp.shell.currentWidget;"
+            " return Boolean(panel && panel.context && panel.context.path === path); }",
+            arg=first,
+            timeout=60_000,
+        )
     yield base, token, workspace, page
     context.close()
 
