@@ -258,11 +258,11 @@ for T in (0.25, 1.0, 4.0):
 # **Difficulty** ●●○ · **Time** 12 min · **Points** 3 · **Practises** Eq. (14.3.17) of
 # Eq. (14.3.20)'s weights, 0 · log 0, float32 rounding at a small temperature
 #
-# Write `my_entropy_t(scores, temperature, softmax_t=None)`: scores (..., n) and T > 0 → the
+# Write `my_entropy_t(scores, temperature, softmax_t)`: scores (..., n) and T > 0 → the
 # entropy of softmax(scores / T) in nats, shape (...), same dtype. `softmax_t(scores,
-# temperature)` gives the weights: it is your `my_softmax_t` unless a caller passes another one —
-# the check passes the course's own, so this exercise is judged on its own even if exercise 1 is
-# unfinished. (You may also ignore it and work with z = s / T directly.) The check goes down to
+# temperature)` gives the weights: the check passes the course's own, so this exercise is judged
+# on its own even if exercise 1 is unfinished; try it with yours as `my_entropy_t(s, T,
+# my_softmax_t)`. (You may also ignore it and work with z = s / T directly.) The check goes down to
 # T = 0.001 in float32, where small weights underflow to exactly 0: 0 · log 0 must count as 0,
 # never `nan`. Either skip zero weights (`torch.where(α > 0, …)`) or guard the log,
 # `log(α + ε)` with ε ≤ 1e-9, which changes H by at most n·ε and is allowed. If you use
@@ -274,10 +274,9 @@ for T in (0.25, 1.0, 4.0):
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_entropy_temperature", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
-def my_entropy_t(scores, temperature, softmax_t=None):
+def my_entropy_t(scores, temperature, softmax_t):
     """scores (..., n), temperature > 0 -> (...) entropy of softmax(scores / temperature), nats;
-    softmax_t(scores, temperature) -> weights (default: your my_softmax_t)."""
-    softmax_t = my_softmax_t if softmax_t is None else softmax_t
+    softmax_t(scores, temperature) -> the weights (..., n)."""
     ### BEGIN SOLUTION
     alpha = softmax_t(scores, temperature)  # (..., n)
     safe = torch.where(alpha > 0, alpha, torch.ones_like(alpha))  # log 1 = 0 where α underflowed

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from classroom_helpers import ALL, FIXTURE, FIXTURES, ROOT, cli, meta, read
 
+from attncourse.classroom import marking
 from attncourse.classroom.release import MANIFEST
 
 
@@ -82,6 +83,25 @@ def test_a_release_has_no_outputs_and_keeps_the_exercises(notebook, released):
             assert "raise NotImplementedError()" in cell.source
     if notebook == FIXTURE:
         assert any(c.cell_type == "code" and c.outputs for c in instructor.cells)
+
+
+@pytest.mark.parametrize("notebook", ALL, ids=lambda p: p.stem)
+def test_no_released_answer_cell_uses_another_exercise_s_function(notebook, released):
+    """Each exercise is judged on its own: the reading of an answer follows the learner's own
+    functions it uses, so a released answer cell that called an earlier exercise's function
+    (a default such as ``softmax_t = my_softmax_t``) would make that exercise's answer count
+    in this one, even left blank."""
+    student = read(released[notebook.name])
+    earlier: dict[str, str] = {}  # function name -> grade id of the answer cell defining it
+    for cell in student.cells:
+        grade_id = meta(cell).get("grade_id")
+        if not (meta(cell).get("solution") and cell.cell_type == "code"):
+            continue
+        used = {
+            n for n in marking._called_names(cell.source) if earlier.get(n, grade_id) != grade_id
+        }
+        assert not used, f"{notebook.name}: the released {grade_id} uses {sorted(used)}"
+        earlier.update(dict.fromkeys(marking._defined_functions(cell.source), grade_id))
 
 
 def test_a_release_is_what_nbgrader_generate_assignment_writes(tmp_path, released):
@@ -154,6 +174,19 @@ def test_release_names_only_the_notebooks_given(tmp_path):
     assert f"wrote      {tmp_path / FIXTURE.name}" in out
 
 
+def test_release_takes_a_chapter_by_number_or_by_name_from_anywhere(tmp_path):
+    """``release 99``, ``release 99_pipeline_fixture.ipynb`` and the clone's path from another
+    folder all name the notebook in ``--source``; a misspelt name says which one it might be."""
+    for given in ("99", FIXTURE.name, f"notebooks/{FIXTURE.name}"):
+        out = tmp_path / given.replace("/", "-")
+        status, _, err = cli("release", given, "--out", out, "--source", FIXTURES)
+        assert status == 0, err
+        assert [p.name for p in out.glob("*.ipynb")] == [FIXTURE.name]
+    typo = FIXTURE.name.replace("pipeline", "pipelin")
+    status, _, err = cli("release", typo, "--out", tmp_path / "typo", "--source", FIXTURES)
+    assert status == 2 and f"no such notebook (did you mean {FIXTURE.name}?)" in err
+
+
 # ------------------------------------------------------------------------------- bad input
 
 
@@ -181,6 +214,9 @@ def test_bad_input_is_a_clear_error_with_status_2(tmp_path):
 
     status, _, err = cli("grade", tmp_path / "missing" / FIXTURE.name, "--source", FIXTURES)
     assert status == 2 and "no such submission" in err
+    (tmp_path / "submitted").mkdir()
+    status, _, err = cli("grade", tmp_path / "submitted", "--source", FIXTURES)
+    assert status == 2 and f"{tmp_path / 'submitted'} is a folder: give the notebooks in" in err
     unknown = tmp_path / "42_unknown.ipynb"
     unknown.write_bytes(FIXTURE.read_bytes())
     status, _, err = cli("grade", unknown, "--source", FIXTURES)
