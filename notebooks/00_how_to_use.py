@@ -215,8 +215,11 @@ widgets.VBox([temperature, readout])
 # built-ins, and your own functions, your answers to earlier exercises included. Not the course's
 # own package `attncourse`, not names that start with `_`, and nothing that hides what is called:
 # `getattr`, `eval`, `exec`, `open`, `torch.ops`, `torch.jit`, `torch.load`, `numpy.load`, frame
-# attributes, a module passed around as a value, `import *`. A check that refuses an answer names
-# the line and the rule, in the same words the grader uses.
+# attributes, a module passed around as a value, `import *`. Nor a name the chapter's own cells
+# define (a constant such as `DT`, its data, its helper functions): the grader runs only the
+# answer cells, after the notebook's import lines, so the check refuses it too — define what you
+# need in the answer's cell. A check that refuses an answer names the line and the rule, in the
+# same words the grader uses.
 #
 # **Grading.** The check cell you see holds the *visible* tests. When your notebook is graded, the
 # grader runs your answer cells (only those, in a sandbox) and calls your functions on *hidden*

@@ -209,8 +209,10 @@ print("PE(0)[:4] =", pe[0, :4].tolist(), "  PE(1)[:2] =", [round(v, 4) for v in 
 # form pair i. **Compute θ in float64** (`torch.arange(0, dim, 2, dtype=torch.float64)`): the
 # default float32 rounds θ by about 1e-7 of its size, far more than a float64 answer may be off,
 # and the check names that mistake ("the angles carry float32 round-off"). Loops,
-# `torch.block_diag` or NumPy are all fine; do not call the package's `sinusoidal_shift_matrix`.
-# You may check your answer against `sinusoid` above.
+# `torch.block_diag` or NumPy are all fine (return a torch tensor: `torch.from_numpy`); do not
+# call the package's `sinusoidal_shift_matrix`. You may check your answer against `sinusoid`
+# above, outside your function: like `DT`, it is defined by the chapter's cells, which are not
+# run when you are graded, so the check refuses an answer that uses it.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch07_shift_matrix", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.engine import Exercise as Declaration
-from ..exercises.scan import IMPORTABLE, imports_of, python_of
+from ..exercises.scan import IMPORTABLE, imports_of, notebook_names, python_of
 from .notebooks import UsageError, read_notebook
 
 # what an answer may rely on from the notebook's imports: the modules an answer may use (not the
@@ -70,6 +70,7 @@ class Assignment:
     exercises: list[Exercise]
     setup: str  # import lines, run before any answer
     imports: dict[str, str]  # what the setup binds, for reading answers
+    notebook: frozenset[str] = frozenset()  # what its own cells define, which answers may not use
 
 
 def nbgrader_meta(cell) -> dict:
@@ -159,4 +160,4 @@ def read(path: Path) -> Assignment:
             )
             answers = []
     setup, every = _imports(nb.cells)
-    return Assignment(Path(path), exercises, setup, imports_of(every))
+    return Assignment(Path(path), exercises, setup, imports_of(every), notebook_names(nb.cells))

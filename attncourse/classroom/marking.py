@@ -36,7 +36,14 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..exercises import scan
-from ..exercises.engine import CALLED_BUILTIN, WHERE, error_hint, from_scratch_message, label_text
+from ..exercises.engine import (
+    CALLED_BUILTIN,
+    WHERE,
+    error_hint,
+    from_scratch_message,
+    in_helper,
+    label_text,
+)
 from ..i18n import say, speaking
 from . import protocol
 from .assignment import Assignment, Check
@@ -115,6 +122,9 @@ OUT_OF_MEMORY = (
 )
 PROCESS_ENDED = "the submission's process ended while this exercise ran ({error})"
 UNREADABLE = "the submission could not be read"
+NOT_PYTHON = (
+    "the answer cell of {name} is not Python ({error}): run it in the notebook to see where"
+)
 TIME_UP = "not graded: the notebook's {seconds} s were used up"
 STOPPED = "stopped after {seconds} s without an answer (an endless loop?)"
 SENTENCES = (
@@ -135,6 +145,7 @@ SENTENCES = (
     OUT_OF_MEMORY,
     PROCESS_ENDED,
     UNREADABLE,
+    NOT_PYTHON,
     TIME_UP,
     STOPPED,
 )
@@ -155,19 +166,36 @@ def _called_names(source: str) -> set[str]:
         return set()
 
 
-def static_problem(sources: list[str], earlier: dict[str, str], concepts, imports) -> str | None:
+def static_problem(
+    sources: list[str], earlier: dict[str, str], concepts, imports, notebook=()
+) -> str | None:
     """The first problem of an exercise's answer against the rule for answers: its own cells,
-    and the earlier answer cells whose functions it uses (``earlier``: function name -> source)."""
-    todo, read = list(sources), set()
+    and the earlier answer cells whose functions it uses (``earlier``: function name -> source),
+    said as found in the function it calls; ``notebook``: what the notebook's own cells define."""
+    todo, read = [(source, None) for source in sources], set()
     while todo:
-        source = todo.pop(0)
+        source, helper = todo.pop(0)
         if source in read:
             continue
         read.add(source)
-        problems = scan.scan(source, concepts, imports=imports)
+        problems = scan.scan(source, concepts, imports=imports, notebook=notebook)
         if problems:
-            return problems[0]
-        todo += [earlier[name] for name in _called_names(source) if name in earlier]
+            return in_helper(problems[0], helper)
+        called = sorted(name for name in _called_names(source) if name in earlier)
+        todo += [(earlier[name], helper or name) for name in called]
+    return None
+
+
+def unreadable_answer(sources: list[str]) -> str | None:
+    """What makes an answer's own cells not Python (a syntax error), or None (a cell too deep to
+    read is the reading's problem)."""
+    for source in sources:
+        try:
+            scan.python_of(source)
+        except (RecursionError, MemoryError):
+            return None
+        except (SyntaxError, ValueError) as error:
+            return clean(f"{type(error).__name__}: {error}"[:200])
     return None
 
 
@@ -380,8 +408,12 @@ def _mark_exercises(result: Graded, submission, assignment: Assignment, runner, 
     for exercise in assignment.exercises:
         points, note = 0.0, submission.problems.get(exercise.grade_id)
         sources = [submission.answers[a] for a in exercise.answers if a in submission.answers]
+        if note is None and (error := unreadable_answer(sources)):
+            note = say(NOT_PYTHON, name=exercise.functions[0], error=error)
         if note is None:
-            problem = static_problem(sources, earlier, exercise.concepts, assignment.imports)
+            problem = static_problem(
+                sources, earlier, exercise.concepts, assignment.imports, assignment.notebook
+            )
             if problem is not None:
                 note = from_scratch_message(exercise.functions[0], problem)
         cell_errors = []

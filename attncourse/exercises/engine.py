@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import inspect
+import json
 import linecache
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -290,6 +293,7 @@ NOT_IMPLEMENTED = (
 )
 CALLED_BUILTIN = "{name} must be written from scratch, but {error}"
 FROM_SCRATCH = "{name} must be written from scratch: {problem}"
+IN_HELPER = "in {helper}, which it calls, {problem}"
 NOT_A_FUNCTION = "this check needs your function, got {type}: pass the function itself"
 WHERE = "case {number} of {total}: {label}"
 IN_PLACE = (
@@ -338,6 +342,7 @@ SENTENCES = (
     NOT_IMPLEMENTED,
     CALLED_BUILTIN,
     FROM_SCRATCH,
+    IN_HELPER,
     NOT_A_FUNCTION,
     WHERE,
     IN_PLACE,
@@ -432,10 +437,11 @@ def _cell_source(fn) -> str | None:
     return "".join(lines) if lines else None
 
 
-def _learner_sources(fn, seen=None, cells=None):
-    """(source, namespace) of ``fn`` and of the learner's own functions it calls by name: the
-    whole cell for a function defined in a notebook (read as the grader reads the answer
-    cell, with the same line numbers), else the function's own source."""
+def _learner_sources(fn, seen=None, cells=None, helper=None):
+    """(source, namespace, helper) of ``fn`` and of the learner's own functions it calls by
+    name: the whole cell for a function defined in a notebook (read as the grader reads the
+    answer cell, with the same line numbers), else the function's own source; ``helper`` is
+    None for ``fn``'s own, else the name it calls."""
     seen = set() if seen is None else seen
     cells = set() if cells is None else cells
     fn = inspect.unwrap(fn)
@@ -446,15 +452,35 @@ def _learner_sources(fn, seen=None, cells=None):
     if cell is not None:
         if cell not in cells:
             cells.add(cell)
-            yield cell, fn.__globals__
+            yield cell, fn.__globals__, helper
     else:
         source = _own_source(fn)
         if source is not None:
-            yield source, fn.__globals__
+            yield source, fn.__globals__, helper
     for name in fn.__code__.co_names:
         other = fn.__globals__.get(name)
         if inspect.isfunction(other) and other.__module__ == fn.__module__:
-            yield from _learner_sources(other, seen, cells)
+            yield from _learner_sources(other, seen, cells, helper or name)
+
+
+@functools.cache
+def chapter_names(module: str) -> frozenset[str]:
+    """What the own cells of the chapter whose checks are in ``module``
+    (``attncourse.exercises.chNN``) define (``scan.notebook_names``), read from its notebook in
+    the course's notebook folder; empty for any other module or where the notebook is missing."""
+    from ..classroom.notebooks import DEFAULT_SOURCE
+
+    number = re.fullmatch(r"attncourse\.exercises\.ch(\d\d)", module or "")
+    paths = sorted(DEFAULT_SOURCE.glob(f"{number[1]}_*.ipynb")) if number else []
+    if not paths:
+        return frozenset()
+    cells = json.loads(paths[0].read_text(encoding="utf-8")).get("cells", [])
+    return _scan.notebook_names(cells)
+
+
+def in_helper(problem: str, helper: str | None) -> str:
+    """A problem found in a function the answer calls (``helper``), said as such."""
+    return problem if helper is None else say(IN_HELPER, helper=helper, problem=problem)
 
 
 def from_scratch_message(name: str, problem: str) -> str:
@@ -513,6 +539,7 @@ class Exercise:
         slack: Callable | None = None,
     ):
         self.reference, self.cases, self.name = reference, cases, name
+        self.module = sys._getframe(1).f_globals.get("__name__", "")  # chNN's: its chapter
         self.diagnoses, self.reimplements = list(diagnoses), tuple(reimplements)
         for concept in self.reimplements:
             if concept not in guard.CONCEPTS:
@@ -595,10 +622,14 @@ class Exercise:
         """What reading the answer's source (and its own helpers') finds against the rule for
         answers (``attncourse.exercises.scan``, the grader's own reading): what the exercise
         re-implements, the course's package, a private name, an import or module answers may
-        not use, or a lookup that hides what is called. In a notebook the whole cell is read."""
+        not use, a lookup that hides what is called, or in a notebook (whose whole cell is read)
+        a name the chapter's own cells define, which the grader does not run."""
         problems = []
-        for source, namespace in _learner_sources(fn):
-            problems += _scan.scan(source, self.reimplements, namespace=namespace)
+        in_notebook = _cell_source(inspect.unwrap(fn)) is not None
+        notebook = chapter_names(self.module) if in_notebook else ()
+        for source, namespace, helper in _learner_sources(fn):
+            found = _scan.scan(source, self.reimplements, namespace=namespace, notebook=notebook)
+            problems += [in_helper(problem, helper) for problem in found]
         return problems
 
     def run(self, fn, case: Case, name: str, where: str):

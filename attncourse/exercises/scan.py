@@ -163,6 +163,10 @@ IMPORTS_OUTSIDE = "imports {name}: answers may use only {importable}"
 IMPORTS_MODULE_OUTSIDE = "imports {name}: answers may import only from {importable}"
 USES_PART = "uses {name}: of {module}, answers may use only {allowed}"
 IMPORTS_PART = "imports {name}: of {module}, answers may use only {allowed}"
+USES_NOTEBOOK = (
+    "uses {name}, which a cell of the chapter defines, not this answer's cell: when graded, only "
+    "the answer cells and the notebook's imports run, so define it in the answer's cell"
+)
 USES_BUILTIN = (
     "uses the built-in {name}: answers may use only the plain built-ins (numbers, containers, "
     "iteration, print, exceptions)"
@@ -188,6 +192,7 @@ SENTENCES = (
     *IMPORTS,
     *IMPORTS.values(),
     USES_METHOD,
+    USES_NOTEBOOK,
     IMPORTS_MODULE_OUTSIDE,
     USES_BUILTIN,
     USES_MODULE,
@@ -494,7 +499,9 @@ class _Scopes:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, concepts, imports: dict[str, str], namespace: dict | None, tree):
+    def __init__(
+        self, concepts, imports: dict[str, str], namespace: dict | None, tree, notebook=()
+    ):
         concepts = tuple(concepts)
         self.family = guard.targets(concepts, course=False)  # qualified name -> description
         self.packages = guard.packages(concepts)  # module -> description
@@ -509,6 +516,7 @@ class _Scanner(ast.NodeVisitor):
         self.namespace = namespace
         self.own = namespace.get("__name__", "__main__") if namespace is not None else "__main__"
         self.imports = dict(imports)
+        self.notebook = frozenset(notebook)  # what the chapter's own cells define
         self.scopes = _Scopes(tree)
         self.problems, self.seen = [], set()
         self.aliased = {id(node.value) for node in ast.walk(tree) if _alias(node)}
@@ -553,6 +561,8 @@ class _Scanner(ast.NodeVisitor):
         """What ``name`` is before the answer runs: an import, a notebook global, a built-in."""
         if name in self.imports:
             return [_Module(self.imports[name])]
+        if name in self.notebook:
+            return [("notebook", name)]
         if (
             self.namespace is not None
             and name in self.namespace
@@ -658,6 +668,9 @@ class _Scanner(ast.NodeVisitor):
         for meaning in self.meanings(name, scope):
             if meaning is _VALUE or (isinstance(meaning, tuple) and meaning[0] == "own"):
                 self.attributes(node, attributes)
+                continue
+            if isinstance(meaning, tuple) and meaning[0] == "notebook":
+                self.note(node, (USES_NOTEBOOK, {"name": name}))
                 continue
             if isinstance(meaning, tuple) and meaning[0] == "unknown":  # an earlier answer's
                 self.attributes(node, attributes)
@@ -781,6 +794,33 @@ class _Scanner(ast.NodeVisitor):
         self.attributes(node, parts[1:])
 
 
+def notebook_names(cells) -> frozenset[str]:
+    """The names a notebook's own code cells (of ``cells``, its JSON cells: not the answer or
+    check cells, which carry nbgrader metadata) bind at the top level by anything but an import:
+    what a running notebook has and a grader does not."""
+    names, imported = set(), set()
+    for cell in cells:
+        if cell.get("cell_type") != "code" or "nbgrader" in cell.get("metadata", {}):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        try:
+            tree = python_of(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        imported |= set(imports_of(source))
+        for statement in tree.body:
+            if isinstance(statement, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(statement.name)
+                continue
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+    return frozenset(names - imported)
+
+
 def imports_of(source: str) -> dict[str, str]:
     """{name: qualified module or object} bound by the import lines of ``source`` ({} if it does
     not parse): what a notebook's setup cells give its answers."""
@@ -803,14 +843,17 @@ def imports_of(source: str) -> dict[str, str]:
     return found
 
 
-def scan(source: str, concepts, *, imports: dict[str, str] | None = None, namespace=None):
+def scan(
+    source: str, concepts, *, imports: dict[str, str] | None = None, namespace=None, notebook=()
+):
     """The problems of ``source`` as an answer on ``concepts`` (empty: none found), each as
     "line N <what>: <the rule>". Free names are resolved from ``imports`` (the notebook's import
     lines, for a grader that must not run the answer) or ``namespace`` (a running notebook's
-    globals)."""
+    globals); one that the chapter's own cells define (``notebook``: ``notebook_names``) is
+    refused, since the grader runs only answer cells."""
     try:
         tree = python_of(source)
-        scanner = _Scanner(concepts, imports or {}, namespace, tree)
+        scanner = _Scanner(concepts, imports or {}, namespace, tree, notebook)
         scanner.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return [say(UNREADABLE, error=f"{type(error).__name__}: {error}")[:200]]

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -716,6 +717,56 @@ def test_the_visible_check_refuses_with_the_grader_s_words(source):
         SOFTMAX, static_problem([source], {}, ("softmax",), {"torch": "torch"})
     )
     assert str(visible.value) == grader
+
+
+def test_a_refused_helper_from_another_cell_is_named_alike_by_the_check_and_the_grader():
+    """An answer that calls the learner's own function from an earlier answer cell is read with
+    it; the refusal names that function, whose cell the line number counts in."""
+    from attncourse.classroom.marking import static_problem
+    from attncourse.exercises.engine import from_scratch_message
+
+    helper = "def smooth(s):\n    return torch.softmax(s, -1)\n"
+    answer = "def stable_softmax(s):\n    return smooth(s)\n"
+    namespace = _in_a_notebook_cell(helper, 4243)
+    cell = _in_a_notebook_cell(answer, 4244)
+    namespace[SOFTMAX] = types.FunctionType(cell[SOFTMAX].__code__, namespace, SOFTMAX)
+    with pytest.raises(AssertionError) as visible:
+        ch01.check_softmax(namespace[SOFTMAX])
+    problem = static_problem([answer], {"smooth": helper}, ("softmax",), {"torch": "torch"})
+    assert problem.startswith("in smooth, which it calls, line 2 uses torch.softmax"), problem
+    assert str(visible.value) == from_scratch_message(SOFTMAX, problem)
+
+
+def test_a_name_the_chapter_s_own_cells_define_is_refused_alike_by_the_check_and_the_grader():
+    """Chapter 01's cells define T; an answer that uses it passes in the running notebook but
+    would raise NameError when graded (only answer cells run): both refuse it, in one wording,
+    and the chapter's instructor answers pass."""
+    from attncourse.classroom import assignment
+    from attncourse.classroom.marking import static_problem
+    from attncourse.exercises.engine import from_scratch_message
+
+    chapter = assignment.read(next((ROOT / "notebooks").glob("01_*.ipynb")))
+    assert "T" in chapter.notebook and "torch" not in chapter.notebook
+    answer = HONEST_SOFTMAX.replace("scores - scores.amax", "(1 / T) * scores - scores.amax")
+    assert answer != HONEST_SOFTMAX
+    namespace = _in_a_notebook_cell(answer, 4245)
+    namespace["T"] = 1.0
+    with pytest.raises(AssertionError) as visible:
+        ch01.check_softmax(namespace[SOFTMAX])
+    problem = static_problem([answer], {}, ("softmax",), {"torch": "torch"}, chapter.notebook)
+    assert "uses T, which a cell of the chapter defines" in problem, problem
+    assert str(visible.value) == from_scratch_message(SOFTMAX, problem)
+    honest = _in_a_notebook_cell(HONEST_SOFTMAX, 4246)
+    ch01.check_softmax(honest[SOFTMAX])
+
+
+def test_an_answer_that_is_not_python_is_said_to_be_so():
+    """A syntax error is not a breach of the rule for answers: the note says what it is."""
+    from attncourse.classroom.marking import unreadable_answer
+
+    assert unreadable_answer([HONEST_SOFTMAX]) is None
+    error = unreadable_answer([HONEST_SOFTMAX, "def stable_softmax(s)\n    return s\n"])
+    assert error.startswith("SyntaxError: expected ':'"), error
 
 
 STANDARD_IMPORTS = [  # what chapter 00 lets any answer use, imported by name in the cell
