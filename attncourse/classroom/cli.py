@@ -333,7 +333,8 @@ def _report(args, results, timeout, shard=None) -> None:
         write_csv(results, args.csv, args.csv_format)
     if args.feedback is not None:
         written = feedback.write(results, args.feedback)
-        print(f"wrote {len(written)} feedback reports under {args.feedback}")
+        reports = "report" if len(written) == 1 else "reports"
+        print(f"wrote {len(written)} feedback {reports} under {args.feedback}")
 
 
 def _writable(option: str, path: Path | None) -> None:

@@ -105,6 +105,16 @@ def student_of(path) -> str:
     return identity(path)[0]
 
 
+def assignment_notebook(assignment: str, known: list[str]) -> str | None:
+    """The instructor notebook an assignment's name stands for: ``chNN`` (the folders of
+    ``attncourse course``) or the notebook's own name; None for any other name (``ps1``)."""
+    number = re.fullmatch(r"ch(\d\d)", assignment)
+    for name in known:
+        if Path(name).stem == assignment or (number and name.startswith(f"{number[1]}_")):
+            return name
+    return None
+
+
 def _suggest(name: str, known: list[str]) -> str | None:
     """The instructor notebook a misnamed submission might be (``-Copy1``, `` (2)``, a typo)."""
     stem = Path(name).stem
@@ -145,14 +155,21 @@ def _problem(path: Path, student_folder: Path, known: list[str], inodes: dict) -
     if not stat.S_ISREG(info.st_mode):
         return "it is not a plain file"
     if (info.st_dev, info.st_ino) in inodes:
-        return "it is an instructor notebook itself (a hard link to it)"
+        return "it is an instructor notebook itself (the same file, or a hard link to it)"
     if absolute.suffix != ".ipynb":
         return "it is not a notebook (a .ipynb file)"
     if absolute.name not in known:
         guess = _suggest(absolute.name, known)
+        beside = guess and (absolute.parent / guess).exists()
         return (
             f"there is no instructor notebook named {clean(absolute.name, 120)}"
-            + (f"; it might be {guess} (rename it to grade it)" if guess else "")
+            + (f"; it might be {guess} (rename it to grade it)" if guess and not beside else "")
+            + (
+                f"; it might be {guess}, which its folder also holds and which is graded: if "
+                "this copy is the student's work, put it in that one's place and grade again"
+                if beside
+                else ""
+            )
             + f" (known: {', '.join(known)})"
         )
     return None
@@ -220,6 +237,31 @@ class Shard:
             "students": self.students,
             "positions": self.positions,
         }
+
+
+def _mixed_assignments(tasks: list[dict]) -> list[str]:
+    """What to tell the instructor of each assignment whose students did not all hand in the same
+    notebooks: every notebook graded in an assignment counts in each of its rows' maximum, so a
+    notebook in the wrong folder lowers every classmate's percentage."""
+    found: dict[str, dict[str, set]] = {}
+    for task in tasks:
+        found.setdefault(task["assignment"], {}).setdefault(task["notebook"], set())
+        found[task["assignment"]][task["notebook"]].add(task["student"])
+    warnings = []
+    for assignment, notebooks in found.items():
+        students = set().union(*notebooks.values())
+        if len(notebooks) < 2 or all(len(s) == len(students) for s in notebooks.values()):
+            continue
+        counts = "; ".join(
+            f"{name} from {len(who)} of its {len(students)} students"
+            + (f" ({', '.join(shown(w) for w in sorted(who)[:5])})" if len(who) <= 5 else "")
+            for name, who in sorted(notebooks.items(), key=lambda item: (len(item[1]), item[0]))
+        )
+        warnings.append(
+            f"assignment {shown(assignment)!r} has {counts}: the points of each count in every "
+            "row's max_points; if a notebook is in the wrong folder, move it and grade again"
+        )
+    return warnings
 
 
 def _cut(tasks: list[dict], shard: Shard) -> list[dict]:
@@ -291,6 +333,7 @@ def _safely(task: dict, prepared, slots: queue.Queue, **options) -> Graded:
         result = Graded(str(task["path"]), assignment.path.name, task["student"])
         result.assignment = task["assignment"]
         note = clean(f"not graded, the grader failed on it: {type(error).__name__}: {error}")
+        result.notes.append(note)
         result.exercises = [Mark(e.grade_id, 0.0, e.points, note) for e in assignment.exercises]
         return result
     finally:
@@ -357,6 +400,12 @@ def grade(
         if problem and absolute.name not in known and assignment == absolute.stem:
             guess = _suggest(absolute.name, known)  # its row is the notebook it might be
             assignment = Path(guess).stem if guess else assignment
+        designated = assignment_notebook(assignment, known)
+        if problem is None and designated not in (None, notebook):
+            problem = (
+                f"it is {notebook}, in the folder of assignment {shown(assignment)!r}, which is "
+                f"{designated}'s: move it to its own assignment's folder and grade it again"
+            )
         key = (student, assignment, notebook)
         twice = None
         if key in owners and problem != "there is no such file":
@@ -379,6 +428,7 @@ def grade(
             "notebook": notebook,
             "folder": folder,
             "problem": problem or twice,
+            "misfiled": designated not in (None, notebook),
         }
         owners.setdefault(key, task)
         tasks.append(task)
@@ -386,12 +436,20 @@ def grade(
     if not gradable:
         if all(t["problem"] == "there is no such file" for t in tasks):
             raise UsageError(f"{tasks[0]['path']}: no such submission")
+        if all(t["problem"] == "it is a folder, not a notebook file" for t in tasks):
+            folder = clean(tasks[0]["path"], 300).rstrip("/")
+            raise UsageError(
+                f"{folder} is a folder: give the notebooks in it ({folder}/*.ipynb), or in "
+                "nbgrader's layout the notebooks of one assignment: submitted/*/ch01/*.ipynb"
+            )
         if not any(t["notebook"] in known for t in tasks):
             raise UsageError(
                 f"none of the submissions is named like an instructor notebook in {source}: "
                 f"{clean(tasks[0]['path'], 300)}: {tasks[0]['problem']}; check --source"
             )
         raise UsageError(f"{tasks[0]['path']}: nothing to grade: {tasks[0]['problem']}")
+    for warning in _mixed_assignments(gradable):
+        print(f"attncourse grade: {warning}", file=sys.stderr)
     hidden = [Path(source), *instructor.values()]
     for task in tasks:  # the sandbox sees no submission of the batch, wherever they are kept
         hidden += [task["folder"], _absolute(task["path"])]
@@ -441,8 +499,9 @@ def grade(
     }
     results: list[Graded | None] = [None] * len(tasks)
     for index, task in enumerate(tasks):
-        if task["problem"] is not None:
-            results[index] = _refused(task, task["problem"], prepared.get(task["notebook"]))
+        if task["problem"] is not None:  # a misfiled notebook's points are not its folder's
+            own = None if task["misfiled"] else prepared.get(task["notebook"])
+            results[index] = _refused(task, task["problem"], own)
             write(format_result(results[index]))
             bar.update()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -464,6 +523,15 @@ def grade(
             write(format_result(result))
             bar.update()
     bar.close()
+    ungraded = [r for r in results if any(n.startswith("not graded") for n in r.notes)]
+    if ungraded:
+        print(
+            f"attncourse grade: {len(ungraded)} of {len(results)} submissions were not graded "
+            "(0 points each):",
+            file=sys.stderr,
+        )
+        for result in ungraded:
+            print(f"  {clean(result.submission, 300)}: {result.notes[0]}", file=sys.stderr)
     return results
 
 

@@ -4,6 +4,8 @@ reading them, and the authoring mistakes nbgrader reports only vaguely.
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 import nbformat
@@ -56,16 +58,43 @@ def check_source(path: Path, nb) -> None:
             raise UsageError(f"{path}: graded cell {grade_id!r} has no points")
 
 
+def chapters(source: Path) -> list[Path]:
+    return sorted(Path(source).glob(NOTEBOOK_GLOB))
+
+
+def chapter_notebook(chapter: str, source: Path = DEFAULT_SOURCE) -> Path:
+    """The notebook of ``chapter``: a number (``1``, ``01``) of a notebook in ``source``, or a
+    notebook's path."""
+    path = Path(chapter)
+    found = chapters(source)
+    if path.suffix == ".ipynb":
+        if not path.is_file():
+            close = difflib.get_close_matches(path.name, [p.name for p in found], n=1)
+            raise UsageError(
+                f"{path}: no such notebook" + (f" (did you mean {close[0]}?)" if close else "")
+            )
+        return path
+    if path.is_file():
+        raise UsageError(f"{path}: not a notebook (expected a .ipynb file)")
+    names = "".join(f"\n  {p.stem}" for p in found) or f" none (no NN_name.ipynb in {source})"
+    if not re.fullmatch(r"\d{1,2}", chapter):
+        raise UsageError(f"{chapter!r} is not a chapter number (00-99). Chapters:{names}")
+    matches = [p for p in found if p.name.startswith(f"{int(chapter):02d}_")]
+    if not matches:
+        raise UsageError(f"no chapter {int(chapter):02d} in {source}. Chapters:{names}")
+    return matches[0]
+
+
 def find_notebooks(paths, source: Path) -> list[Path]:
-    """The notebooks named (each must exist), or every ``NN_*.ipynb`` in ``source``."""
+    """The notebooks named (a path, a chapter number or a notebook's name in ``source``, as
+    ``chapter_notebook`` reads them), or every ``NN_*.ipynb`` in ``source``."""
     if paths:
         found = []
-        for p in map(Path, paths):
-            if not p.is_file():
-                raise UsageError(f"{p}: no such notebook")
-            if p.suffix != ".ipynb":
-                raise UsageError(f"{p}: not a notebook (expected a .ipynb file)")
-            found.append(p)
+        for given in map(str, paths):
+            p = Path(given)
+            if p.suffix == ".ipynb" and not p.is_file() and (Path(source) / p.name).is_file():
+                p = Path(source) / p.name  # a name, or the clone's path from elsewhere
+            found.append(chapter_notebook(str(p), source))
         return found
     found = sorted(Path(source).glob(NOTEBOOK_GLOB))
     if not found:

@@ -19,7 +19,6 @@ widgets answer. The course's template ``attncourse-reveal`` (in ``slides/``, fou
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import signal
 import socket
@@ -29,33 +28,10 @@ import time
 from pathlib import Path
 
 from ..i18n import edition
-from .notebooks import DEFAULT_SOURCE, NOTEBOOK_GLOB, UsageError, read_notebook
+from .notebooks import DEFAULT_SOURCE, UsageError, chapter_notebook, read_notebook
 
 ASSETS = Path(__file__).resolve().parent / "slides"  # a JUPYTER_PATH entry
 DEFAULT_PORT = 8866  # Voilà's own default
-
-
-def chapters(source: Path) -> list[Path]:
-    return sorted(Path(source).glob(NOTEBOOK_GLOB))
-
-
-def chapter_notebook(chapter: str, source: Path = DEFAULT_SOURCE) -> Path:
-    """The notebook of ``chapter``: a number (``1``, ``01``) of a notebook in ``source``, or a
-    notebook's path.
-    """
-    path = Path(chapter)
-    if path.suffix == ".ipynb":
-        if not path.is_file():
-            raise UsageError(f"{path}: no such notebook")
-        return path
-    found = chapters(source)
-    names = "".join(f"\n  {p.stem}" for p in found) or f" none (no NN_name.ipynb in {source})"
-    if not re.fullmatch(r"\d{1,2}", chapter):
-        raise UsageError(f"{chapter!r} is not a chapter number (00-99). Chapters:{names}")
-    matches = [p for p in found if p.name.startswith(f"{int(chapter):02d}_")]
-    if not matches:
-        raise UsageError(f"no chapter {int(chapter):02d} in {source}. Chapters:{names}")
-    return matches[0]
 
 
 def has_slides(notebook: Path) -> bool:

@@ -75,7 +75,7 @@ def _student_copies(notebooks) -> dict[str, bytes]:
             desc="releasing",
             unit="notebook",
             file=sys.stderr,
-            disable=len(notebooks) < 2,
+            disable=len(notebooks) < 2 or not sys.stderr.isatty(),  # a bar only on a terminal
             leave=False,
         ):
             course.add_source(nb_path)
