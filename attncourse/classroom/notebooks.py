@@ -59,6 +59,7 @@ def check_source(path: Path, nb) -> None:
 
 
 def chapters(source: Path) -> list[Path]:
+    """Every ``NN_*.ipynb`` in ``source``, in chapter order."""
     return sorted(Path(source).glob(NOTEBOOK_GLOB))
 
 
@@ -96,7 +97,7 @@ def find_notebooks(paths, source: Path) -> list[Path]:
                 p = Path(source) / p.name  # a name, or the clone's path from elsewhere
             found.append(chapter_notebook(str(p), source))
         return found
-    found = sorted(Path(source).glob(NOTEBOOK_GLOB))
+    found = chapters(source)
     if not found:
         raise UsageError(f"no notebooks (NN_name.ipynb) in {source}")
     return found
