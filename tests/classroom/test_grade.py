@@ -146,8 +146,9 @@ def test_several_chapters_at_once_give_one_row_per_student_and_assignment(tmp_pa
 def test_a_notebook_in_another_chapter_s_folder_costs_only_its_student(released, tmp_path, capsys):
     """In a ``chNN`` folder (``attncourse course``'s), another chapter's notebook is not graded,
     with the reason, and leaves the classmates' maximum alone; under a name that says no chapter
-    (``ps1``) the instructor is told that the students handed in different notebooks. Every
-    submission not graded is listed again at the end."""
+    (``ps1``) the instructor is told that the students handed in different notebooks. A
+    ``-Copy1`` beside its original names it. Every submission not graded is listed again at the
+    end."""
     from attncourse.classroom.grade import gradebook
 
     sandbox_or_skip()
@@ -164,8 +165,14 @@ def test_a_notebook_in_another_chapter_s_folder_costs_only_its_student(released,
         folder.mkdir(parents=True)
         paths.append(folder / notebook.name)
         shutil.copyfile(released[notebook.name], paths[-1])
-    results = grade(paths, source=first.parent, jobs=2, timeout=120, echo=lambda _: None)
+    copy = paths[0].with_name(third.stem + "-Copy1.ipynb")  # beside bob's original
+    shutil.copyfile(paths[0], copy)
+    results = grade([*paths, copy], source=first.parent, jobs=2, timeout=120, echo=lambda _: None)
     rows = {(r["student"], r["assignment"]): r for r in gradebook(results)}
+    assert (
+        f"it might be {third.name}, which its folder also holds and which is graded"
+        in (results[-1].notes[0])
+    )
     assert rows["bob", "ch03"]["max_points"] == rows["jack", "ch03"]["max_points"] == 11
     assert rows["jack", "ch03"]["total"] == 0 and rows["jack", "ch03"]["points"] == {}
     jack = next(r for r in results if r.student == "jack")
@@ -173,7 +180,7 @@ def test_a_notebook_in_another_chapter_s_folder_costs_only_its_student(released,
     assert rows["ann", "ps1"]["max_points"] == rows["dan", "ps1"]["max_points"] == 13 + 11
     said = capsys.readouterr().err
     assert f"assignment 'ps1' has {first.name} from 1 of its 2 students (dan)" in said
-    assert f"1 of 4 submissions were not graded (0 points each):\n  {paths[1]}: not graded" in said
+    assert f"2 of 5 submissions were not graded (0 points each):\n  {paths[1]}: not graded" in said
 
 
 def test_grading_against_the_student_copies_is_refused(released, tmp_path):
