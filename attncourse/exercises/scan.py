@@ -796,8 +796,9 @@ class _Scanner(ast.NodeVisitor):
 
 def notebook_names(cells) -> frozenset[str]:
     """The names a notebook's own code cells (of ``cells``, its JSON cells: not the answer or
-    check cells, which carry nbgrader metadata) bind at the top level by anything but an import:
-    what a running notebook has and a grader does not."""
+    check cells, which carry nbgrader metadata) bind at the top level by anything but an import,
+    less Python's built-ins (which a grader has too): what a running notebook has and a grader
+    does not."""
     names, imported = set(), set()
     for cell in cells:
         if cell.get("cell_type") != "code" or "nbgrader" in cell.get("metadata", {}):
@@ -818,7 +819,7 @@ def notebook_names(cells) -> frozenset[str]:
             for node in ast.walk(statement):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     names.add(node.id)
-    return frozenset(names - imported)
+    return frozenset(names - imported - set(dir(builtins)))
 
 
 def imports_of(source: str) -> dict[str, str]:

@@ -760,6 +760,19 @@ def test_a_name_the_chapter_s_own_cells_define_is_refused_alike_by_the_check_and
     ch01.check_softmax(honest[SOFTMAX])
 
 
+def test_the_names_a_chapter_s_own_cells_define():
+    """Top-level assignments, loop variables, functions and classes of the cells without nbgrader
+    metadata; not imports, not built-ins (a grader has them too), not answer or check cells."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": ["import math as m\n", "DT = m.pi\n"]},
+        {"cell_type": "code", "metadata": {}, "source": "for i in range(2):\n    max = i\n"},
+        {"cell_type": "code", "metadata": {}, "source": "def f():\n    y = 1\nclass C: pass\n"},
+        {"cell_type": "code", "metadata": {"nbgrader": {}}, "source": "def my_f(): pass\n"},
+        {"cell_type": "markdown", "metadata": {}, "source": "x = 1"},
+    ]
+    assert scan.notebook_names(cells) == {"DT", "i", "f", "C"}
+
+
 def test_an_answer_that_is_not_python_is_said_to_be_so():
     """A syntax error is not a breach of the rule for answers: the note says what it is."""
     from attncourse.classroom.marking import unreadable_answer
