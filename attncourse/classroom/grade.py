@@ -128,13 +128,17 @@ def _suggest(name: str, known: list[str]) -> str | None:
     return close[0] if close else None
 
 
+NO_FILE = "there is no such file"
+A_FOLDER = "it is a folder, not a notebook file"
+
+
 def _problem(path: Path, student_folder: Path, known: list[str], inodes: dict) -> str | None:
     """Why ``path`` cannot be graded as a student's own notebook, or None."""
     absolute = _absolute(path)
     try:
         info = os.lstat(absolute)
     except FileNotFoundError:
-        return "there is no such file"
+        return NO_FILE
     except OSError as error:
         return f"it cannot be read ({error.strerror})"
     folder = absolute.parent
@@ -151,7 +155,7 @@ def _problem(path: Path, student_folder: Path, known: list[str], inodes: dict) -
             "only a student's own files are graded"
         )
     if stat.S_ISDIR(info.st_mode):
-        return "it is a folder, not a notebook file"
+        return A_FOLDER
     if not stat.S_ISREG(info.st_mode):
         return "it is not a plain file"
     if (info.st_dev, info.st_ino) in inodes:
@@ -401,14 +405,15 @@ def grade(
             guess = _suggest(absolute.name, known)  # its row is the notebook it might be
             assignment = Path(guess).stem if guess else assignment
         designated = assignment_notebook(assignment, known)
-        if problem is None and designated not in (None, notebook):
+        misfiled = designated not in (None, notebook)
+        if problem is None and misfiled:
             problem = (
                 f"it is {notebook}, in the folder of assignment {shown(assignment)!r}, which is "
                 f"{designated}'s: move it to its own assignment's folder and grade it again"
             )
         key = (student, assignment, notebook)
         twice = None
-        if key in owners and problem != "there is no such file":
+        if key in owners and problem != NO_FILE:
             other = owners[key]
             both = (
                 f"{clean(other['path'], 300)} and {clean(given, 300)} are both "
@@ -428,15 +433,15 @@ def grade(
             "notebook": notebook,
             "folder": folder,
             "problem": problem or twice,
-            "misfiled": designated not in (None, notebook),
+            "misfiled": misfiled,
         }
         owners.setdefault(key, task)
         tasks.append(task)
     gradable = [t for t in tasks if t["problem"] is None]
     if not gradable:
-        if all(t["problem"] == "there is no such file" for t in tasks):
+        if all(t["problem"] == NO_FILE for t in tasks):
             raise UsageError(f"{tasks[0]['path']}: no such submission")
-        if all(t["problem"] == "it is a folder, not a notebook file" for t in tasks):
+        if all(t["problem"] == A_FOLDER for t in tasks):
             folder = clean(tasks[0]["path"], 300).rstrip("/")
             raise UsageError(
                 f"{folder} is a folder: give the notebooks in it ({folder}/*.ipynb), or in "

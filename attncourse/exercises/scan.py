@@ -809,7 +809,7 @@ def notebook_names(cells) -> frozenset[str]:
             tree = python_of(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        imported |= set(imports_of(source))
+        imported |= set(_imports_in(tree))
         for statement in tree.body:
             if isinstance(statement, ast.Import | ast.ImportFrom):
                 continue
@@ -826,9 +826,13 @@ def imports_of(source: str) -> dict[str, str]:
     """{name: qualified module or object} bound by the import lines of ``source`` ({} if it does
     not parse): what a notebook's setup cells give its answers."""
     try:
-        tree = python_of(source)
+        return _imports_in(python_of(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
+
+
+def _imports_in(tree: ast.AST) -> dict[str, str]:
+    """What the import lines of a parsed cell bind (``imports_of``)."""
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
