@@ -7,3 +7,11 @@ never overwrite a learner's work) · ``grade`` (headless grading with hidden tes
 workspace and JupyterLab) with ``student`` (a student copy made without nbgrader) · ``progress``
 · ``present`` · ``site`` · ``extras`` (which optional install each command needs).
 """
+
+import sys
+
+# Reading a notebook imports nbformat, whose jsonschema imports rfc3987_syntax, if it is installed
+# (Jupyter's own packages install it), only to check the "iri" string format, which no notebook or
+# Jupyter schema uses; that import builds some forty Earley parsers, about 1 s of CPU, at every
+# start of a command. jsonschema goes without that one check when the module cannot be imported.
+sys.modules.setdefault("rfc3987_syntax", None)

@@ -1,6 +1,7 @@
 """A learner's install is light: `start` needs none of the extras, and a command whose extra is
 missing says which one to install instead of failing on an import."""
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -66,3 +67,35 @@ def test_the_extras_named_are_the_extras_of_the_package():
         "optional-dependencies"
     ]
     assert set(COMMANDS.values()) <= set(optional)
+
+
+# the modules of NAMES a fresh Python has imported once it has run CODE
+IMPORTED = "import sys\n{code}\nprint(sorted(m for m in {names!r} if sys.modules.get(m)))"
+
+
+def imported_after(code: str, names: list[str]) -> list[str]:
+    command = [sys.executable, "-c", IMPORTED.format(code=code, names=names)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return ast.literal_eval(result.stdout.splitlines()[-1])
+
+
+def test_a_command_reads_and_validates_notebooks_without_rfc3987_syntax_s_parsers():
+    """jsonschema would import rfc3987_syntax (about 1 s of parser building) only for a string
+    format no notebook uses: the classroom commands go without it, and still validate."""
+    code = (
+        "from attncourse.classroom.notebooks import DEFAULT_SOURCE, read_notebook\n"
+        "import nbformat\n"
+        "nbformat.validate(read_notebook(next(DEFAULT_SOURCE.glob('01_*.ipynb'))))"
+    )
+    names = ["nbformat", "jsonschema", "rfc3987_syntax"]
+    assert imported_after(code, names) == ["jsonschema", "nbformat"]
+
+
+def test_a_learner_s_check_reads_its_chapter_without_nbformat():
+    """The check's reading of the chapter's own names (the first check of a kernel) is JSON."""
+    code = (
+        "from attncourse.exercises import engine\n"
+        "assert 'DT' in engine.chapter_names('attncourse.exercises.ch07')"
+    )
+    assert imported_after(code, ["nbformat", "jsonschema"]) == []
