@@ -19,3 +19,13 @@ def pytest_collection_finish(session):
             "a test module set MPLBACKEND while it was collected: the notebook kernels would "
             "inherit it and draw no figures; call matplotlib.use('Agg') in the test module instead"
         )
+
+
+def pytest_collection_modifyitems(items):
+    """A check cell is tagged raises-exception so that a learner's Run All goes on past an exercise
+    still blank; nbval takes the tag to allow an error. In the instructor notebooks every check
+    must pass: nbval fails a check cell that raises."""
+    for item in items:
+        cell = getattr(item, "cell", None)
+        if cell is not None and (cell.get("metadata", {}).get("nbgrader") or {}).get("grade"):
+            item.options["check_exception"] = False

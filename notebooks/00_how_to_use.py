@@ -254,7 +254,7 @@ def uniform_attention(values):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch00_demo_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch00 import check_uniform_attention
 
 check_uniform_attention(uniform_attention)

@@ -127,7 +127,7 @@ def my_weighted_average(weights, values):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_weighted_average_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_weighted_average_test", "locked": true, "points": 1, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_weighted_average
 
 check_weighted_average(my_weighted_average)
@@ -224,7 +224,7 @@ def my_softmax(scores):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_softmax_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_softmax_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_softmax
 
 check_softmax(my_softmax)
@@ -299,7 +299,7 @@ def my_entropy(weights):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_entropy_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_entropy_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_entropy
 
 check_entropy(my_entropy)
@@ -438,7 +438,7 @@ def my_scaled_scores(q, k):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_scaled_scores_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_scaled_scores_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_scaled_scores
 
 check_scaled_scores(my_scaled_scores)
@@ -598,7 +598,7 @@ def my_masked_attention(q, k, v, mask):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_masked_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_masked_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_masked_attention
 
 check_masked_attention(my_masked_attention)
@@ -674,7 +674,7 @@ def my_self_attention(x, w_q, w_k, w_v, w_o, mask, attend):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_self_attention_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch01_self_attention_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch01 import check_self_attention
 
 check_self_attention(my_self_attention)

@@ -200,7 +200,7 @@ def my_additive_scores(s, H, W_a, U_a, v_a):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_additive_scores_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch02_additive_scores_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch02 import check_additive_scores
 
 check_additive_scores(my_additive_scores)
@@ -332,7 +332,7 @@ def my_local_m_weights(scores, t, D):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_local_m_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch02_local_m_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch02 import check_local_m_weights
 
 check_local_m_weights(my_local_m_weights)
@@ -533,7 +533,7 @@ def my_mutual_information(joint):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_mutual_information_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch02_mutual_information_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch02 import check_mutual_information
 
 check_mutual_information(my_mutual_information)
@@ -641,7 +641,7 @@ def my_bottleneck_bits(position_accuracy, num_tokens):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_bottleneck_bits_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch02_bottleneck_bits_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch02 import check_bottleneck_bits
 
 check_bottleneck_bits(my_bottleneck_bits)

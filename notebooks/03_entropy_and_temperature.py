@@ -134,7 +134,7 @@ def my_softmax_t(scores, temperature):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_temperature_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_temperature_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch03 import check_softmax_temperature
 
 check_softmax_temperature(my_softmax_t)
@@ -284,7 +284,7 @@ def my_entropy_t(scores, temperature, softmax_t):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_entropy_temperature_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch03_entropy_temperature_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch03 import check_entropy_temperature
 
 check_entropy_temperature(my_entropy_t)
@@ -369,7 +369,7 @@ def my_softmax_jacobian(weights):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_jacobian_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch03_softmax_jacobian_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch03 import check_softmax_jacobian
 
 check_softmax_jacobian(my_softmax_jacobian)
@@ -544,7 +544,7 @@ def my_hoeffding_bound(scores):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_hoeffding_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch03_hoeffding_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch03 import check_hoeffding_bound
 
 check_hoeffding_bound(my_hoeffding_bound)
@@ -644,7 +644,7 @@ def my_cosine_temperature(steps, total_steps, t_start, t_min):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_cosine_schedule_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch03_cosine_schedule_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch03 import check_cosine_temperature
 
 check_cosine_temperature(my_cosine_temperature)

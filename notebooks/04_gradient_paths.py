@@ -131,7 +131,7 @@ def my_rnn_jacobian(W_hh, states, t):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_rnn_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch04_rnn_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch04 import check_rnn_jacobian
 
 check_rnn_jacobian(my_rnn_jacobian)
@@ -308,7 +308,7 @@ def my_clip_grad_norm(grads, max_norm):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_clip_grad_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch04_clip_grad_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch04 import check_clip_gradients
 
 check_clip_gradients(my_clip_grad_norm)
@@ -448,7 +448,7 @@ def my_path_lengths(weights, eps):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_path_lengths_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch04_path_lengths_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch04 import check_path_lengths
 
 check_path_lengths(my_path_lengths)
@@ -620,7 +620,7 @@ def my_effective_span(weights, eps):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_effective_span_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch04_effective_span_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch04 import check_effective_span
 
 check_effective_span(my_effective_span)

@@ -142,7 +142,7 @@ def my_reachability(mask, layers):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_reachability_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch05_reachability_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch05 import check_reachability
 
 check_reachability(my_reachability)
@@ -249,7 +249,7 @@ def my_flow_split(weights):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_flow_split_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch05_flow_split_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch05 import check_flow_split
 
 check_flow_split(my_flow_split)
@@ -447,7 +447,7 @@ def my_rollout(layers):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_rollout_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch05_rollout_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch05 import check_rollout
 
 check_rollout(my_rollout)
@@ -488,7 +488,7 @@ def my_two_layer_flow(first, second):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_two_layer_flow_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch05_two_layer_flow_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch05 import check_two_layer_flow
 
 check_two_layer_flow(my_two_layer_flow)

@@ -168,7 +168,7 @@ def my_head_terms(z, W_O):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_head_terms_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch06_head_terms_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch06 import check_head_terms
 
 check_head_terms(my_head_terms)
@@ -250,7 +250,7 @@ def my_pattern_head_size(P):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_pattern_head_size_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch06_pattern_head_size_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch06 import check_pattern_head_size
 
 check_pattern_head_size(my_pattern_head_size)
@@ -407,7 +407,7 @@ def my_co_information(joint):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_co_information_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch06_co_information_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch06 import check_co_information
 
 check_co_information(my_co_information)
@@ -471,7 +471,7 @@ def my_marginal_contributions(joint):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_marginal_contributions_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch06_marginal_contributions_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch06 import check_marginal_contributions
 
 check_marginal_contributions(my_marginal_contributions)
@@ -559,7 +559,7 @@ def my_head_importance(gate_grads):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_head_importance_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch06_head_importance_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch06 import check_head_importance
 
 check_head_importance(my_head_importance)

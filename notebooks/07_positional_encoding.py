@@ -230,7 +230,7 @@ def my_shift_matrix(offset, dim, base):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_shift_matrix_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch07_shift_matrix_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch07 import check_shift_matrix
 
 check_shift_matrix(my_shift_matrix)
@@ -367,7 +367,7 @@ def my_rope(x, positions, base):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_rope_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch07_rope_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch07 import check_rope
 
 check_rope(my_rope)
@@ -512,7 +512,7 @@ def my_alibi_weights(scores, slopes):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_alibi_weights_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch07_alibi_weights_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch07 import check_alibi_weights
 
 check_alibi_weights(my_alibi_weights)
@@ -605,7 +605,7 @@ def my_selection_information(alpha, vocab):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_selection_information_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch07_selection_information_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch07 import check_selection_information
 
 check_selection_information(my_selection_information)

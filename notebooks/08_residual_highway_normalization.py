@@ -160,7 +160,7 @@ def my_residual_gradient(g, jacobians):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_residual_gradient_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_residual_gradient_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_residual_gradient
 
 check_residual_gradient(my_residual_gradient)
@@ -310,7 +310,7 @@ def my_highway(x, W_H, b_H, W_T, b_T):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_highway_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_highway_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_highway
 
 check_highway(my_highway)
@@ -377,7 +377,7 @@ def my_highway_jacobian(x, W_H, b_H, W_T, b_T):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_highway_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_highway_jacobian_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_highway_jacobian
 
 check_highway_jacobian(my_highway_jacobian)
@@ -478,7 +478,7 @@ def my_layer_norm(x, gamma, beta, eps=1e-5):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_layer_norm_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_layer_norm_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_layer_norm
 
 check_layer_norm(my_layer_norm)
@@ -517,7 +517,7 @@ def my_rms_norm(x, gamma, eps=1e-6):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_rms_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_rms_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_rms_norm
 
 check_rms_norm(my_rms_norm)
@@ -565,7 +565,7 @@ def my_batch_norm_train(x, gamma, beta, eps=1e-5):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch08_batch_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch08_batch_norm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch08 import check_batch_norm_train
 
 check_batch_norm_train(my_batch_norm_train)

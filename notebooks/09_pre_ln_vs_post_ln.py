@@ -136,7 +136,7 @@ def my_pre_ln_block(x, attn, ffn, norm1, norm2):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_pre_ln_block_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch09_pre_ln_block_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch09 import check_pre_ln_block
 
 check_pre_ln_block(my_pre_ln_block)
@@ -257,7 +257,7 @@ def my_layer_gradient_norms(model, loss_fn):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_layer_gradient_norms_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch09_layer_gradient_norms_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch09 import check_layer_gradient_norms
 
 check_layer_gradient_norms(my_layer_gradient_norms)
@@ -380,7 +380,7 @@ def my_warmup_schedule(steps, peak_lr, warmup_steps):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_warmup_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch09_warmup_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch09 import check_warmup_schedule
 
 check_warmup_schedule(my_warmup_schedule)
@@ -479,7 +479,7 @@ def my_update_data_ratio(before, after):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_update_ratio_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch09_update_ratio_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch09 import check_update_data_ratio
 
 check_update_data_ratio(my_update_data_ratio)
@@ -617,7 +617,7 @@ def my_deepnorm_constants(N):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch09_deepnorm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch09_deepnorm_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch09 import check_deepnorm_constants
 
 check_deepnorm_constants(my_deepnorm_constants)

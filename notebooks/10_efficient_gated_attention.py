@@ -173,7 +173,7 @@ def my_online_softmax_step(m, l, acc, scores, values):  # noqa: E741
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch10_online_softmax_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch10_online_softmax_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch10 import check_online_softmax_step
 
 check_online_softmax_step(my_online_softmax_step)
@@ -320,7 +320,7 @@ def my_masked_weights(scores, mask):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch10_masked_weights_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch10_masked_weights_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch10 import check_masked_weights
 
 check_masked_weights(my_masked_weights)
@@ -422,7 +422,7 @@ def my_gumbel_sigmoid(logits, u, temperature):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch10_gumbel_sigmoid_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch10_gumbel_sigmoid_test", "locked": true, "points": 2, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch10 import check_gumbel_sigmoid
 
 check_gumbel_sigmoid(my_gumbel_sigmoid)
@@ -541,7 +541,7 @@ def my_causal_linear_attention(q, k, v):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch10_causal_linear_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"}
+# %% nbgrader={"grade": true, "grade_id": "ch10_causal_linear_attention_test", "locked": true, "points": 3, "schema_version": 3, "solution": false} slideshow={"slide_type": "skip"} tags=["raises-exception"]
 from attncourse.exercises.ch10 import check_causal_linear_attention
 
 check_causal_linear_attention(my_causal_linear_attention)

@@ -12,7 +12,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from classroom_helpers import ALL, FIXTURE, FIXTURES, ROOT, cli, meta, read
+from classroom_helpers import (
+    ALL,
+    CHAPTERS,
+    FIXTURE,
+    FIXTURES,
+    ROOT,
+    cli,
+    has_graded_cells,
+    meta,
+    read,
+)
 
 from attncourse.classroom import marking
 from attncourse.classroom.release import MANIFEST
@@ -83,6 +93,19 @@ def test_a_release_has_no_outputs_and_keeps_the_exercises(notebook, released):
             assert "raise NotImplementedError()" in cell.source
     if notebook == FIXTURE:
         assert any(c.cell_type == "code" and c.outputs for c in instructor.cells)
+
+
+@pytest.mark.parametrize(
+    "notebook", [p for p in CHAPTERS if has_graded_cells(p)], ids=lambda p: p.stem
+)
+def test_a_released_check_lets_run_all_go_on_past_a_blank_exercise(notebook, released):
+    """Every check cell keeps its raises-exception tag in the release: JupyterLab's Run All then
+    goes on past a check that fails (its ✗ shown) instead of stopping at the first exercise."""
+    checks = [c for c in read(released[notebook.name]).cells if meta(c).get("grade")]
+    untagged = [
+        meta(c)["grade_id"] for c in checks if "raises-exception" not in c.metadata.get("tags", [])
+    ]
+    assert checks and not untagged, f"check cells without the raises-exception tag: {untagged}"
 
 
 @pytest.mark.parametrize("notebook", ALL, ids=lambda p: p.stem)
