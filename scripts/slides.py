@@ -149,7 +149,9 @@ def apply(path: Path, check: bool = False) -> bool:
     for cell, kind in zip(nb.cells, wanted):
         cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
     nbformat.write(nb, path)
-    twin.write_text(jupytext.writes(nb, fmt="py:percent"))
+    # the twin of the notebook as stored, whose metadata keys are sorted (a cell's tags before the
+    # slide type added here), as jupytext writes it from the file
+    twin.write_text(jupytext.writes(nbformat.read(path, as_version=4), fmt="py:percent"))
     return True
 
 
