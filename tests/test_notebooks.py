@@ -47,21 +47,22 @@ def test_notebook_is_executed_seeded_and_stripped(path):
 
 
 def test_nbval_still_fails_an_instructor_check_that_raises():
-    """The tag that lets a learner's Run All go on (above) would let nbval pass an instructor's
-    check that fails; the root conftest.py takes that allowance back for check cells only."""
+    """The raises-exception tag that lets a learner's Run All go on past a check (held in
+    tests/classroom/test_release.py) would let nbval pass an instructor's check that fails; the
+    root conftest.py takes that allowance back for check cells only."""
     spec = importlib.util.spec_from_file_location(
         "root_conftest", NOTEBOOKS[0].parents[1] / "conftest.py"
     )
     root_conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(root_conftest)
 
-    class Cell:  # an nbval item: its cell and its options
+    class Item:  # an nbval item: its cell and its options
         def __init__(self, metadata):
             self.cell, self.options = {"metadata": metadata}, {"check_exception": True}
 
     tag = {"tags": ["raises-exception"]}
-    check = Cell({"nbgrader": {"grade": True, "grade_id": "x_test"}, **tag})
-    demo = Cell(tag)  # a cell meant to show an error keeps the allowance
+    check = Item({"nbgrader": {"grade": True, "grade_id": "x_test"}, **tag})
+    demo = Item(tag)  # a cell meant to show an error keeps the allowance
     root_conftest.pytest_collection_modifyitems([check, demo, object()])
     assert check.options["check_exception"] is False
     assert demo.options["check_exception"] is True
