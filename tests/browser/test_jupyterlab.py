@@ -169,6 +169,21 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     assert icons["hrefs"] and not [h for h in icons["hrefs"] if "busy" in h], icons
     toolbar = page.locator(".jp-NotebookPanel-toolbar").first.inner_text()
     assert "Validate" not in toolbar, toolbar
+    # Run All, as the chapter advises: the check of its blank exercise shows its ✗, and the cells
+    # after it run on (a check cell's raises-exception tag)
+    cells = nbformat.read(workspace / first, as_version=4).cells
+    code = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
+    checks = [i for i in code if slides.is_nbgrader(cells[i]) and cells[i].metadata.nbgrader.grade]
+    assert checks and checks[-1] < code[-1], "chapter 00 has a code cell after a check cell"
+    page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+    try:
+        page.wait_for_function(RAN_CELLS, arg=code, timeout=60_000, polling=250)
+    except Exception:
+        counts = page.evaluate(f"() => {PANEL}.content.widgets.map(w => w.model.executionCount)")
+        raise AssertionError(f"Run All stopped: execution counts {counts}") from None
+    errors = page.evaluate(ERRORS_IN, code)
+    assert [int(e.split(":")[0].split()[1]) - 1 for e in errors] == checks, errors
+    assert all("not implemented" in e for e in errors), errors
     # the kernel's execution indicator is in the status bar: in the notebook's toolbar, its every
     # change made the toolbar work out its keyboard order again (attncourse.classroom.start)
     places = page.evaluate(
