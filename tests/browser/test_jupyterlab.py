@@ -137,7 +137,7 @@ BUSY_ICONS = f"""async () => {{
 def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_page, tmp_path):
     """What ``attncourse start`` opens: the first chapter, no "Jupyter news?" notification, none
     of nbgrader's instructor interface (its menu, panels, Validate button) and no "Render with
-    Voila" button."""
+    Voila" button; Run All in it goes on past its blank exercise."""
     _, _, workspace, page = lab_page
     first = sorted(workspace.glob("[0-9][0-9]_*.ipynb"))[0].name
     current = page.evaluate(f"() => {PANEL} && {PANEL}.context && {PANEL}.context.path")
