@@ -5,7 +5,8 @@ notebooks) · ``course`` (a throw-away nbgrader course directory) · ``release``
 never overwrite a learner's work) · ``grade`` (headless grading with hidden tests) · ``integrity``
 (refusing submissions that edit the tests or tamper with the checks) · ``start`` (the learner's
 workspace and JupyterLab) with ``student`` (a student copy made without nbgrader) · ``progress``
-· ``present`` · ``site`` · ``extras`` (which optional install each command needs).
+· ``present`` · ``serve`` (the servers of ``start`` and ``present``, started through this package) ·
+``site`` · ``extras`` (which optional install each command needs).
 """
 
 import sys

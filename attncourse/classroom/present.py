@@ -63,6 +63,7 @@ def voila_command(notebook: Path, port: int, *, open_browser: bool = True):
     argv = [
         sys.executable,
         "-m",
+        "attncourse.classroom.serve",  # Voilà, started quicker
         "voila",
         str(Path(notebook).resolve()),
         "--template=attncourse-reveal",

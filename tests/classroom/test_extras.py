@@ -92,6 +92,31 @@ def test_a_command_reads_and_validates_notebooks_without_rfc3987_syntax_s_parser
     assert imported_after(code, names) == ["jsonschema", "nbformat"]
 
 
+def test_the_site_s_sphinx_reads_notebooks_without_rfc3987_syntax_s_parsers():
+    """Sphinx builds the site in a process of its own; the site's conf.py, which Sphinx reads
+    before it loads the extensions, keeps myst-nb's nbformat from importing rfc3987_syntax."""
+    from attncourse.classroom.site import CONF_PY
+
+    code = f"exec({CONF_PY!r}, {{}})\nimport myst_nb.sphinx_ext"
+    assert imported_after(code, ["nbformat", "rfc3987_syntax"]) == ["nbformat"]
+
+
+@pytest.mark.parametrize("app", ["jupyterlab", "voila"])
+def test_the_servers_start_and_present_run_start_without_rfc3987_syntax_s_parsers(app):
+    """``attncourse start`` and ``present`` run their server through attncourse.classroom.serve,
+    which takes the app's own arguments; its server imports jsonschema, not rfc3987_syntax."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['serve', {app!r}, '--version']\n"
+        "try:\n"
+        "    runpy.run_module('attncourse.classroom.serve', run_name='__main__')\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "import jupyter_server.serverapp"
+    )
+    assert imported_after(code, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]
+
+
 def test_a_learner_s_check_reads_its_chapter_without_nbformat():
     """The check's reading of the chapter's own names (the first check of a kernel) is JSON."""
     code = (

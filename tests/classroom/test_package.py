@@ -70,7 +70,7 @@ def test_start_in_an_empty_folder_makes_the_workspace_and_runs_jupyterlab(instal
     result, folder = _in_empty_folder(installed, "start", "--dry-run")
     workspace = folder / "workspace"
     assert not workspace.exists(), "a dry run wrote the workspace"
-    assert f"-m jupyterlab --ServerApp.root_dir={workspace.resolve()}" in result.stdout
+    assert f"serve jupyterlab --ServerApp.root_dir={workspace.resolve()}" in result.stdout
     # JupyterLab's --version: the workspace is made, then JupyterLab runs, prints and exits
     result, _ = _in_empty_folder(installed, "start", "--version")
     assert sorted(p.name for p in workspace.glob("*.ipynb")) == [c.name for c in CHAPTERS]

@@ -29,7 +29,7 @@ def test_a_chapter_number_names_its_notebook(number):
     chapter_01 = next(p for p in CHAPTERS if p.name.startswith("01_"))
     assert str(chapter_01.resolve()) in words
     assert words[0] == f"JUPYTER_PATH={ASSETS}" or words[0].startswith(f"JUPYTER_PATH={ASSETS}:")
-    assert words[2:4] == ["-m", "voila"]
+    assert words[2:5] == ["-m", "attncourse.classroom.serve", "voila"]
     assert "--template=attncourse-reveal" in words
     assert f"--Voila.config_file_paths={ASSETS}" in words
     assert "--no-browser" not in words

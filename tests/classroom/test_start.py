@@ -97,7 +97,8 @@ def test_a_dry_run_writes_nothing_and_prints_the_command(tmp_path, monkeypatch):
     assert "would make or update workspace" in out and "1 new" in out
     command = _workspace_lines(out)[-1]
     assert re.fullmatch(
-        rf"JUPYTER_CONFIG_PATH={LAB / 'learner'}:{LAB / 'course'}\S* \S*python\S* -m jupyterlab "
+        rf"JUPYTER_CONFIG_PATH={LAB / 'learner'}:{LAB / 'course'}\S* \S*python\S* "
+        rf"-m attncourse.classroom.serve jupyterlab "
         rf"--ServerApp.root_dir=\S*ws --LabApp.app_settings_dir={SETTINGS} "
         rf"--LabApp.default_url=/lab/tree/{FIXTURE.name}",
         command,
@@ -125,7 +126,7 @@ def test_start_makes_the_workspace_once_lands_in_its_first_chapter_then_keeps_th
     workspace = tmp_path / "ws"
     out, argv, env = _start(monkeypatch, "--workspace", workspace, "--source", FIXTURES)
     assert (workspace / FIXTURE.name).read_bytes() == student_bytes(FIXTURE)
-    assert argv[:3] == [sys.executable, "-m", "jupyterlab"]
+    assert argv[:4] == [sys.executable, "-m", "attncourse.classroom.serve", "jupyterlab"]
     assert f"--LabApp.default_url=/lab/tree/{FIXTURE.name}" in argv
     assert f"in {FIXTURE.name}" in out
     assert env["JUPYTER_CONFIG_PATH"].split(":")[:2] == [str(LAB / "learner"), str(LAB / "course")]
