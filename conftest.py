@@ -21,10 +21,37 @@ def pytest_collection_finish(session):
         )
 
 
+# The test files and notebooks that take longest (measured on 2 cores, longest first). With
+# ``-n 2 --dist loadscope``, xdist hands each worker one file at a time, in collection order
+# (pyproject.toml turns off its own reordering, by number of tests, which left a single long test
+# such as the JupyterHub class to the end, a worker idle meanwhile): the long ones go first, and
+# the two workers end together. A file not listed keeps its place after them.
+LONGEST_FIRST = (
+    "tests/classroom/test_hostile.py",
+    "notebooks/09_pre_ln_vs_post_ln.ipynb",
+    "tests/deploy/test_hub.py",
+    "tests/classroom/test_grade.py",
+    "tests/classroom/test_site.py",
+    "notebooks/06_multi_head_information.ipynb",
+    "tests/chapters/test_ch09_pre_ln_vs_post_ln.py",
+    "notebooks/05_information_flow.ipynb",
+    "notebooks/10_efficient_gated_attention.ipynb",
+    "notebooks/07_positional_encoding.ipynb",
+    "notebooks/08_residual_highway_normalization.ipynb",
+    "tests/classroom/test_shards.py",
+)
+
+
+def _place(item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(items):
-    """A check cell is tagged raises-exception so that a learner's Run All goes on past an exercise
-    still blank; nbval takes the tag to allow an error. In the instructor notebooks every check
-    must pass: nbval fails a check cell that raises."""
+    """The long files first (``LONGEST_FIRST``). A check cell is tagged raises-exception so that a
+    learner's Run All goes on past an exercise still blank; nbval takes the tag to allow an error.
+    In the instructor notebooks every check must pass: nbval fails a check cell that raises."""
+    items.sort(key=_place)  # stable: the order within a file, and of the rest, stays
     for item in items:
         cell = getattr(item, "cell", None)
         if cell is not None and (cell.get("metadata", {}).get("nbgrader") or {}).get("grade"):

@@ -56,13 +56,16 @@ def test_nbval_still_fails_an_instructor_check_that_raises():
     root_conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(root_conftest)
 
-    class Item:  # an nbval item: its cell and its options
+    class Test:  # a test function's item
+        nodeid = "tests/test_x.py::test_x"
+
+    class Item(Test):  # an nbval item: its cell and its options
         def __init__(self, metadata):
             self.cell, self.options = {"metadata": metadata}, {"check_exception": True}
 
     tag = {"tags": ["raises-exception"]}
     check = Item({"nbgrader": {"grade": True, "grade_id": "x_test"}, **tag})
     demo = Item(tag)  # a cell meant to show an error keeps the allowance
-    root_conftest.pytest_collection_modifyitems([check, demo, object()])
+    root_conftest.pytest_collection_modifyitems([check, demo, Test()])
     assert check.options["check_exception"] is False
     assert demo.options["check_exception"] is True

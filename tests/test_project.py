@@ -1,5 +1,6 @@
 """Install files agree with each other, and CI runs the README's test command."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -121,3 +122,15 @@ def test_ruff_is_clean(command):
         [sys.executable, "-m", "ruff", *command, *LINTED], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, f"ruff {' '.join(command)}:\n{result.stdout}{result.stderr}"
+
+
+def test_the_files_run_first_are_there():
+    """conftest.py's LONGEST_FIRST names files that exist: a renamed one would lose its place."""
+    tree = ast.parse((ROOT / "conftest.py").read_text())
+    longest = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "LONGEST_FIRST"
+    )
+    missing = [path for path in longest if not (ROOT / path).is_file()]
+    assert longest and not missing, f"LONGEST_FIRST names files that are not there: {missing}"

@@ -125,19 +125,23 @@ def test_order_by_puts_the_smallest_score_first():
     assert mh.order_by(torch.tensor([[0.3, 0.1], [0.2, 0.4]])) == [1, 2, 0, 3]
 
 
-def test_michel_et_al_effect_reproduced_on_seed_0():
-    """The notebook's reproduction, one seed (the notebook runs two)."""
+def test_prune_all_scores_orders_and_curves_every_head():
+    """What ``prune_all`` returns, on an untrained model (the notebook trains two seeds and
+    asserts the effect on both: Michel et al.'s order and ablation far above random, the
+    net-information order not)."""
     model = mh.chapter_model(0)
-    mh.train_model(model, steps=400, seed=0, progress=False)
-    result = mh.prune_all(model, mh.sort_batch(256, g(7)), mh.sort_batch(128, g(8)), num_random=8)
-    acc, rnd = result.accuracy, result.accuracy["random"]
-    assert acc["Michel et al."][0] >= 0.97
-    assert acc["Michel et al."][8] >= 0.9
-    assert float((acc["Michel et al."][4:13] - rnd[4:13]).mean()) >= 0.08
-    assert acc[mh.ABLATION][16] - rnd[16] >= 0.15
-    assert float((acc[mh.NET_INFORMATION][1:17] - rnd[1:17]).mean()) <= 0.03
+    result = mh.prune_all(model, mh.sort_batch(16, g(7)), mh.sort_batch(16, g(8)), num_random=3)
     assert list(result.orders) == [mh.MICHEL, mh.ABLATION, mh.NET_INFORMATION]
-    assert mh.order_by(result.ablation) == result.orders[mh.ABLATION]
+    assert result.orders[mh.MICHEL] == mh.order_by(result.importance)
+    assert result.orders[mh.ABLATION] == mh.order_by(result.ablation)
+    assert result.orders[mh.NET_INFORMATION] == mh.order_by(result.information.net)
+    assert all(sorted(order) == list(range(32)) for order in result.orders.values())
+    assert result.random_accuracy.shape == (3, 33)
+    assert_close(result.accuracy["random"], result.random_accuracy.mean(0))
+    for name, order in result.orders.items():  # each curve removes its order's heads in turn
+        acc, loss = mh.pruning_curve(model, order, *mh.sort_batch(16, g(8)))
+        assert_close(result.accuracy[name], acc)
+        assert_close(result.loss[name], loss)
 
 
 # ------------------------------------------------------------------ estimators

@@ -49,7 +49,7 @@ from attncourse.classroom.marking import Graded
 from attncourse.classroom.notebooks import DEFAULT_SOURCE
 from attncourse.exercises import ch01, scan
 
-TIMEOUT = 15  # seconds a cell or call may take here
+TIMEOUT = 8  # seconds a cell or call may take here: the loops below spin that long
 
 
 _GRADE = """
