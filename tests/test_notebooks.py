@@ -66,6 +66,9 @@ def test_nbval_still_fails_an_instructor_check_that_raises():
     tag = {"tags": ["raises-exception"]}
     check = Item({"nbgrader": {"grade": True, "grade_id": "x_test"}, **tag})
     demo = Item(tag)  # a cell meant to show an error keeps the allowance
-    root_conftest.pytest_collection_modifyitems([check, demo, Test()])
+    items = [check, demo, Test(), Test()]
+    items[-1].nodeid = f"{root_conftest.LONGEST_FIRST[0]}::test_y"  # a long file's test comes first
+    root_conftest.pytest_collection_modifyitems(items)
+    assert items[0].nodeid.startswith(root_conftest.LONGEST_FIRST[0]) and items[1] is check
     assert check.options["check_exception"] is False
     assert demo.options["check_exception"] is True
