@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from attncourse.classroom.notebooks import is_graded
+
 # a shell's MPLBACKEND=Agg would leave the notebooks' figures out
 os.environ.pop("MPLBACKEND", None)
 # Two test workers share the cores, each with PyTorch's threads (a notebook's kernel takes two):
@@ -54,5 +56,5 @@ def pytest_collection_modifyitems(items):
     items.sort(key=_place)  # stable: the order within a file, and of the rest, stays
     for item in items:
         cell = getattr(item, "cell", None)
-        if cell is not None and (cell.get("metadata", {}).get("nbgrader") or {}).get("grade"):
+        if cell is not None and is_graded(cell):
             item.options["check_exception"] = False

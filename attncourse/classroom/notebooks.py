@@ -32,8 +32,13 @@ def read_notebook(path: Path):
         raise UsageError(f"{path}: not a readable notebook ({type(e).__name__}: {e})") from None
 
 
+def is_graded(cell) -> bool:
+    """An nbgrader check cell (``grade``): a notebook's cell, or the cell dict nbval runs."""
+    return bool((cell.get("metadata", {}).get("nbgrader") or {}).get("grade"))
+
+
 def graded_cells(nb) -> list:
-    return [c for c in nb.cells if (c.get("metadata", {}).get("nbgrader") or {}).get("grade")]
+    return [c for c in nb.cells if is_graded(c)]
 
 
 def check_source(path: Path, nb) -> None:

@@ -27,6 +27,8 @@ from browser_helpers import (
     server_side_nodelay,
 )
 
+from attncourse.classroom.notebooks import is_graded
+
 _spec = importlib.util.spec_from_file_location("slides", ROOT / "scripts" / "slides.py")
 slides = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(slides)
@@ -34,17 +36,12 @@ _spec.loader.exec_module(slides)
 RUN_TIMEOUT_MS = 240_000  # a chapter runs in at most 60 s on 2 quiet cores: room for a busy machine
 
 
-def is_check(cell) -> bool:
-    """A graded check cell."""
-    return slides.is_nbgrader(cell) and bool(cell.metadata["nbgrader"].get("grade"))
-
-
 def cells_to_run(nb, widget: int) -> list[int]:
     """The code cells up to and including the widget's, less the graded check cells."""
     return [
         index
         for index, cell in enumerate(nb.cells[: widget + 1])
-        if cell.cell_type == "code" and not is_check(cell)
+        if cell.cell_type == "code" and not is_graded(cell)
     ]
 
 
@@ -171,7 +168,7 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     # after it run on (a check cell's raises-exception tag)
     cells = nbformat.read(workspace / first, as_version=4).cells
     code = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
-    checks = [i for i in code if is_check(cells[i])]
+    checks = [i for i in code if is_graded(cells[i])]
     assert checks and checks[-1] < code[-1], "chapter 00 has a code cell after a check cell"
     page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
     try:
