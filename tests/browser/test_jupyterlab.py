@@ -159,6 +159,9 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     # idle of a widget update, does not
     assert "@jupyterlab/apputils-extension:kernel-status" in active
     page.wait_for_function(KERNEL_READY, arg=first, timeout=120_000, polling=200)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.screenshot(path=tmp_path / "landing-1280x720.png")  # what the learner sees first, ready
+    page.set_viewport_size({"width": 1400, "height": 900})
     icons = page.evaluate(BUSY_ICONS)
     assert icons["busy"], "the kernel was never busy while the icons were watched"
     assert icons["hrefs"] and not [h for h in icons["hrefs"] if "busy" in h], icons
@@ -188,9 +191,6 @@ def test_a_learner_lands_in_chapter_00_with_no_pop_up_and_no_grading_tools(lab_p
     )
     assert places == ["status bar"], places
     page.wait_for_timeout(max(0.0, quiet_until - time.monotonic()) * 1000)
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.screenshot(path=tmp_path / "landing-1280x720.png")
-    page.set_viewport_size({"width": 1400, "height": 900})
     notes = page.evaluate(
         "() => Array.from(document.querySelectorAll('.Toastify__toast, .jp-Notification-Toast'))"
         ".map(n => n.innerText)"
