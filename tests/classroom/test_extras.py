@@ -117,6 +117,18 @@ def test_the_servers_start_and_present_run_start_without_rfc3987_syntax_s_parser
     assert imported_after(code, ["jsonschema", "rfc3987_syntax"]) == ["jsonschema"]
 
 
+def test_the_test_suite_s_pytest_reads_notebooks_without_rfc3987_syntax_s_parsers():
+    """Every pytest process of the test command (each xdist worker too) loads nbval's plugin,
+    which imports nbformat: the project's pytest options load attncourse.classroom before it."""
+    code = (
+        "import pytest\n"
+        "status = pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', "
+        "'notebooks/00_how_to_use.ipynb'])\n"
+        "assert status == 0, status"
+    )
+    assert imported_after(code, ["nbformat", "nbval", "rfc3987_syntax"]) == ["nbformat", "nbval"]
+
+
 def test_a_learner_s_check_reads_its_chapter_without_nbformat():
     """The check's reading of the chapter's own names (the first check of a kernel) is JSON."""
     code = (
