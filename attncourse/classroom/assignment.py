@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..exercises.engine import Exercise as Declaration
 from ..exercises.scan import IMPORTABLE, imports_of, notebook_names, python_of
+from ..i18n import translations
 from .notebooks import UsageError, read_notebook
 
 # what an answer may rely on from the notebook's imports: the modules an answer may use (not the
@@ -51,6 +52,7 @@ class Exercise:
     points: float
     answers: list[str] = field(default_factory=list)  # grade ids of its solution cells
     checks: list[Check] = field(default_factory=list)
+    named_in: str = ""  # the markdown cell whose last heading names it ("### Exercise 1 · ...")
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -71,6 +73,12 @@ class Assignment:
     setup: str  # import lines, run before any answer
     imports: dict[str, str]  # what the setup binds, for reading answers
     notebook: frozenset[str] = frozenset()  # what its own cells define, which answers may not use
+
+    def titles(self, lang: str = "en") -> dict[str, str]:
+        """{grade id: the exercise's title} in ``lang``, where the notebook's catalogue
+        (``attncourse.i18n``) translates the cell that names it; else in English."""
+        current = translations(self.path, lang) if lang != "en" else {}
+        return {e.grade_id: heading(current.get(e.named_in, e.named_in)) for e in self.exercises}
 
 
 def nbgrader_meta(cell) -> dict:
@@ -139,13 +147,23 @@ def _imports(cells) -> tuple[str, str]:
     return "\n".join(setup), "\n".join(every)
 
 
+def heading(markdown: str) -> str:
+    """The last heading of a markdown cell, without its #s ("Exercise 1 · The Pre-LN block")."""
+    headings = [line.lstrip("#").strip() for line in markdown.splitlines() if line.startswith("#")]
+    return headings[-1] if headings else ""
+
+
 def read(path: Path) -> Assignment:
     """The exercises of an instructor notebook (see the module docstring)."""
     nb = read_notebook(path)
     exercises, answers = [], []
+    named_in = last_heading = ""
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and heading(cell.source):
+            last_heading = cell.source
         if meta.get("solution") and not meta.get("grade"):
+            named_in = named_in if answers else last_heading
             answers.append(meta["grade_id"])
         elif meta.get("grade"):
             if meta.get("solution"):
@@ -155,9 +173,8 @@ def read(path: Path) -> Assignment:
             checks = _calls(cell.source, path, meta["grade_id"])
             if not checks:
                 raise UsageError(f"{path}: test cell {meta['grade_id']} calls no declared check")
-            exercises.append(
-                Exercise(meta["grade_id"], float(meta.get("points", 0)), answers, checks)
-            )
-            answers = []
+            points = float(meta.get("points", 0))
+            exercises.append(Exercise(meta["grade_id"], points, answers, checks, named_in))
+            answers, named_in = [], ""
     setup, every = _imports(nb.cells)
     return Assignment(Path(path), exercises, setup, imports_of(every), notebook_names(nb.cells))

@@ -338,7 +338,10 @@ def _safely(task: dict, prepared, slots: queue.Queue, **options) -> Graded:
         result.assignment = task["assignment"]
         note = clean(f"not graded, the grader failed on it: {type(error).__name__}: {error}")
         result.notes.append(note)
-        result.exercises = [Mark(e.grade_id, 0.0, e.points, note) for e in assignment.exercises]
+        titles = assignment.titles()
+        result.exercises = [
+            Mark(e.grade_id, 0.0, e.points, note, titles[e.grade_id]) for e in assignment.exercises
+        ]
         return result
     finally:
         slots.put(slot)
@@ -350,8 +353,9 @@ def _refused(task: dict, problem: str, prepared) -> Graded:
     result.assignment = task["assignment"]
     result.notes.append(clean(f"not graded: {problem}"))
     if prepared is not None:
+        titles = prepared[0].titles()
         result.exercises = [
-            Mark(e.grade_id, 0.0, e.points, clean(f"not graded: {problem}"))
+            Mark(e.grade_id, 0.0, e.points, clean(f"not graded: {problem}"), titles[e.grade_id])
             for e in prepared[0].exercises
         ]
     return result

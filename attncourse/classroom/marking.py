@@ -60,6 +60,9 @@ class Mark:
     points: float
     max_points: float
     note: str = ""  # why points were lost: the grader's words, never a hidden input
+    title: str = (
+        ""  # "Exercise 1 · ...", from the instructor notebook, in the submission's language
+    )
 
 
 @dataclass
@@ -396,6 +399,9 @@ def mark(
                 _mark_exercises(result, submission, assignment, runner, hidden_seeds or {}, budget)
             finally:
                 runner.close()
+    titles = assignment.titles(submission.language)
+    for exercise in result.exercises:
+        exercise.title = titles.get(exercise.grade_id, "")
     result.seconds = time.monotonic() - started
     return result
 

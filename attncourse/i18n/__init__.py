@@ -145,17 +145,21 @@ def _status(po: polib.POFile, texts: list[str]) -> dict[str, list[str]]:
     return found
 
 
+def translations(notebook: Path, lang: str) -> dict[str, str]:
+    """{English markdown cell: its current translation in ``lang``} of ``notebook``'s catalogue
+    (none for a notebook without one)."""
+    po = load(notebook, lang)
+    return {e.msgid: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+
+
 def translate(nb, notebook: Path, lang: str):
     """A copy of ``nb`` (the notebook read from ``notebook``) with its markdown in ``lang``; a
     cell without a current translation stays in English."""
-    po = load(notebook, lang)
-    translations = {
-        e.msgid: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags
-    }
+    current = translations(notebook, lang)
     out = copy.deepcopy(nb)
     for cell in out.cells:
-        if cell.cell_type == "markdown" and cell.source in translations:
-            cell.source = translations[cell.source]
+        if cell.cell_type == "markdown" and cell.source in current:
+            cell.source = current[cell.source]
     out.metadata["language"] = lang
     return out
 

@@ -158,12 +158,15 @@ def test_a_chinese_submission_s_report_is_chinese_and_an_english_one_english(gra
     ):
         assert words in chinese, words
     assert "数值错误" in chinese and "还没有实现" in chinese  # the notes, in Chinese too
+    assert "<td>练习 1 · 一次算出所有加权平均</td>" in chinese  # the exercise's Chinese heading
+    assert "ch01_weighted_average_test" not in chinese
     for words in ("what the check said", "all checks passed", "points</strong>", "wrong values"):
         assert words not in chinese, words
 
     english = feedback.render(graded_in_both["en"])
     assert "<html lang='en'>" in english and "<th>what the check said</th>" in english
     assert "✓ all checks passed" in english and " points</strong>" in english
+    assert "<td>Exercise 1 · All the weighted averages at once</td>" in english
     assert not any(map(i18n._is_cjk, english))
 
 

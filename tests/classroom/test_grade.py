@@ -8,6 +8,7 @@ Grading runs each submission in a bubblewrap sandbox; without one these tests sk
 
 import csv
 import json
+import re
 import shutil
 
 import pytest
@@ -66,6 +67,22 @@ def test_the_instructor_copy_earns_full_marks_and_a_fresh_release_zero(notebook,
     assert alice.max_points == points
 
 
+@pytest.mark.parametrize("notebook", [p for p in GRADED if p in CHAPTERS], ids=lambda p: p.stem)
+def test_a_report_names_each_exercise_as_the_chapter_does_in_english_and_in_chinese(notebook):
+    """The feedback's titles are the chapter's exercise headings, numbered in order (chapter
+    00's demonstration is exercise 0); a Chinese submission's come from the chapter's catalogue
+    (``练习 N · …``)."""
+    from attncourse.classroom import assignment
+
+    chapter = assignment.read(notebook)
+    english, chinese = chapter.titles("en"), chapter.titles("zh_CN")
+    assert list(english) == list(chinese) == [e.grade_id for e in chapter.exercises]
+    first = 0 if notebook.name.startswith("00_") else 1
+    for number, grade_id in enumerate(english, first):
+        assert re.fullmatch(rf"Exercise {number} · \S.*", english[grade_id]), english[grade_id]
+        assert re.fullmatch(rf"练习 {number} · \S.*", chinese[grade_id]), chinese[grade_id]
+
+
 def test_every_chapter_with_exercises_is_graded():
     assert {p.name for p in CHAPTERS if has_graded_cells(p)} <= {p.name for p in GRADED}
     assert FIXTURE in GRADED
@@ -112,6 +129,15 @@ def test_csv_json_and_feedback_reports(released, tmp_path):
     assert "0 / 3 points" in ben and "stable_softmax is not implemented yet" in ben
     ann = (folder / "ann" / FIXTURE.stem / f"{FIXTURE.stem}.html").read_text()
     assert "3 / 3 points" in ann and "✓ all checks passed" in ann
+    # each exercise by the heading the notebook gives it, not by its grade id
+    for report in (ben, ann):
+        assert "<td>Exercise 1: a numerically stable softmax (2 points)</td>" in report
+        assert "<td>Exercise 2: attention as a weighted average (1 point)</td>" in report
+        assert "test_stable_softmax" not in report
+    assert [e["title"] for e in data[0]["exercises"]] == [
+        "Exercise 1: a numerically stable softmax (2 points)",
+        "Exercise 2: attention as a weighted average (1 point)",
+    ]
     assert "ann" in out and "3 / 3 points" in out
 
 
@@ -200,3 +226,62 @@ def test_grading_without_bubblewrap_says_which_package_to_install(monkeypatch, t
     shutil.copyfile(FIXTURE, tmp_path / FIXTURE.name)
     status, _, err = cli("grade", tmp_path / FIXTURE.name, "--source", FIXTURES)
     assert status == 2 and "bubblewrap" in err and "--no-sandbox" in err
+
+
+def test_grading_again_removes_only_that_student_s_earlier_reports_of_the_assignment(tmp_path):
+    """A report of a copy since deleted, or under a suffix no longer needed, goes when its
+    student's assignment is graded again; a classmate's report, another assignment's and the
+    instructor's own files stay; a classmate's report where this one would go (a file system
+    that ignores case shows Bob's as bob's) is not overwritten."""
+    from attncourse.classroom import feedback
+    from attncourse.classroom.marking import Graded, Mark
+
+    def result(student, notebook, assignment="ps1"):
+        r = Graded(f"submitted/{student}/{assignment}/{notebook}", notebook, student)
+        r.assignment = assignment
+        r.exercises = [Mark("ex1_test", 1.0, 1.0, "", "Exercise 1 · Softmax")]
+        return r
+
+    folder = tmp_path / "feedback"
+    first = feedback.write(
+        [
+            result("alice", "01_a.ipynb"),
+            result("alice", "01_a-Copy1.ipynb"),
+            result("alice", "01_a.ipynb", "ps2"),
+            result("Bob", "01_a.ipynb"),
+            result("bob", "01_a.ipynb"),  # "Bob" and "bob": a suffix each
+        ],
+        folder,
+    )
+    assert [p.relative_to(folder).as_posix() for p in first[:3]] == [
+        "alice/ps1/01_a.html",
+        "alice/ps1/01_a-Copy1.html",
+        "alice/ps2/01_a.html",
+    ]
+    assert all("~" in p.name for p in first[3:])
+    notes = folder / "alice" / "ps1" / "marking-notes.html"
+    notes.write_text("<p>the instructor's own file</p>")
+
+    again = feedback.write([result("alice", "01_a.ipynb"), result("bob", "01_a.ipynb")], folder)
+    assert [p.relative_to(folder).as_posix() for p in again] == [
+        "alice/ps1/01_a.html",
+        "bob/ps1/01_a.html",
+    ]
+    left = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html"))
+    assert left == sorted(
+        [
+            "alice/ps1/01_a.html",
+            "alice/ps1/marking-notes.html",  # not a report: kept
+            "alice/ps2/01_a.html",  # another assignment: kept
+            first[3].relative_to(folder).as_posix(),  # Bob's, not graded again: kept
+            "bob/ps1/01_a.html",  # bob's old suffixed report is gone
+        ]
+    )
+    assert "Exercise 1 · Softmax" in again[0].read_text()
+
+    # where bob's report would go lies Bob's (a file system that ignores case): kept, and
+    # bob's goes beside it under a suffix
+    again[1].write_bytes(first[3].read_bytes())
+    beside = feedback.write([result("bob", "01_a.ipynb")], folder)[0]
+    assert beside.parent == again[1].parent and "~" in beside.name
+    assert again[1].read_bytes() == first[3].read_bytes()
