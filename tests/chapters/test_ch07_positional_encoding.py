@@ -387,3 +387,34 @@ def test_widget_update_returns_a_png_and_a_caption_and_the_controls_redraw():
     assert box.children[-1].value != before
     box.controls["position"].value = 40
     assert "no row for position 40" in box.children[-2].value
+
+
+def test_the_widget_s_titles_follow_the_encoding_and_the_plane_slider_its_dimension():
+    """The heat map says what its rows and columns are for the encoding shown (ALiBi's is a
+    query × key bias, the others a table of features), the similarity panel names its quantity
+    on its axis, and RoPE's plane slider ends at d/2 − 1."""
+    plot = pe7.EncodingPlot()
+    shown = {}
+    for encoding in pe7.WIDGET_ENCODINGS:
+        pe7.encoding_widget_update(plot, encoding, 32, 20, 0)
+        ax_heat, ax_sim = plot.axes[:2]
+        shown[encoding] = (ax_heat.get_title(), ax_sim.get_ylabel())
+    assert len({title for title, _ in shown.values()}) == len(pe7.WIDGET_ENCODINGS)
+    assert all(("ALiBi" in title) == (e == "alibi") for e, (title, _) in shown.items())
+    assert "query" in shown["alibi"][0] and "feature" in shown["rope"][0]
+    assert shown["sinusoidal"][1] == "PE(p)·PE(q) / (d/2)" and "E[p]" in shown["learned"][1]
+    # each encoding's texts are drawn into a background of its own, kept: back to RoPE after
+    # the others, the picture is exactly a fresh plot's
+    again = pe7.encoding_widget_update(plot, "rope", 32, 20, 0)[1]
+    assert again == pe7.encoding_widget_update(pe7.EncodingPlot(), "rope", 32, 20, 0)[1]
+    assert again != pe7.encoding_widget_update(plot, "sinusoidal", 32, 20, 0)[1]
+
+    box = pe7.encoding_widget(dim=16, plane=20)
+    plane = box.controls["plane"]
+    assert (plane.max, plane.value) == (7, 7)
+    box.controls["dim"].value = 64
+    assert plane.max == 31
+    plane.value = 30
+    box.controls["dim"].value = 8
+    assert (plane.max, plane.value) == (3, 3)
+    assert "RoPE plane 3:" in box.children[-2].value

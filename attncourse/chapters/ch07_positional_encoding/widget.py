@@ -172,6 +172,22 @@ SIMILARITY_LABELS = {
 }
 
 
+# the heat map's title and the similarity's axis, for each encoding (the figure's text is English,
+# as in every chapter's figures)
+HEATMAP_TITLES = {
+    "sinusoidal": "the encoding: row p is PE(p), one column per feature",
+    "rope": "RoPE: row p is R_p u, one column per feature",
+    "alibi": "ALiBi, head 1: bias of query p (row) on key q (column)",
+    "learned": "the learned table: row p is E[p], one column per feature",
+}
+SIMILARITY_AXES = {
+    "sinusoidal": "PE(p)·PE(q) / (d/2)",
+    "rope": "u^T R_(q−p) u",
+    "alibi": "e^(bias), head 1",
+    "learned": "cosine(E[p], E[q])",
+}
+
+
 # the widget's words, in the learner's language (``attncourse.i18n.say``; ``{...}``: filled in)
 CAPTION = (
     "{what}, position p = {position}  |  similarity: {similarity}; {relative}  |  RoPE plane "
@@ -231,8 +247,9 @@ def encoding_caption(v: EncodingView) -> str:
 
 
 class EncodingPlot(BlittedFigure):
-    """Four panels, drawn once; ``update(view)`` moves only the image and the lines (what they
-    show for each encoding is in ``SIMILARITY_LABELS`` and the caption)."""
+    """Four panels, drawn once per encoding (the heat map's title and the similarity's axis label
+    name what the encoding shows: ``HEATMAP_TITLES``, ``SIMILARITY_AXES``); ``update(view)``
+    moves only the image and the lines."""
 
     def __init__(self, pyplot: bool = False):
         super().__init__(pyplot, figsize=(9, 5.4), dpi=72)
@@ -251,12 +268,13 @@ class EncodingPlot(BlittedFigure):
         )
         ax_heat.set(ylabel="position p")
         ax_heat.set_xticks([0, 1], ["first column", "last"])
-        ax_heat.set_title("the encoding (ALiBi: head 1's bias, query × key)", fontsize=9)
+        self._heat_title = ax_heat.set_title(HEATMAP_TITLES["sinusoidal"], fontsize=9)
         (self._row,) = ax_heat.plot([0, 1], [0, 0], color="k", lw=1)
         ax_sim.set(xlim=(-(P - 1), P - 1), ylim=(-1.05, 1.05), xlabel="offset q − p")
         ax_sim.axhline(0, color="0.8", lw=0.8)
         ax_sim.axvline(0, color="0.8", lw=0.8)
-        ax_sim.set_title("similarity of position p with q (see the caption)", fontsize=9)
+        ax_sim.set_title("similarity of position p with q", fontsize=9)
+        self._sim_axis = ax_sim.set_ylabel(SIMILARITY_AXES["sinusoidal"], fontsize=8)
         (self._sim,) = ax_sim.plot([], [], color="tab:blue", lw=1.5)
         circle = np.linspace(0, 2 * np.pi, 200)
         ax_rope.plot(np.cos(circle), np.sin(circle), color="0.85", lw=1)
@@ -272,7 +290,8 @@ class EncodingPlot(BlittedFigure):
             ax_alibi.plot([], [], color=_head_color(h), lw=1.2, label=f"m = 1/{2 ** (h + 1)}")[0]
             for h in range(ALIBI_HEADS)
         ]
-        ax_alibi.legend(fontsize=6, ncol=2, loc="lower left")
+        # lower right: there every row is near 0 (j close to p), or empty (j beyond p)
+        ax_alibi.legend(fontsize=6, ncol=2, loc="lower right")
         (self._query,) = ax_alibi.plot([], [], "--", color="k", lw=0.8)
         fig.subplots_adjust(left=0.07, right=0.98, top=0.95, bottom=0.08, hspace=0.35, wspace=0.2)
         self.axes = (ax_heat, ax_sim, ax_rope, ax_alibi)
@@ -281,8 +300,17 @@ class EncodingPlot(BlittedFigure):
             + tuple(self._alibi)
             + (self._query,)
         )
+        # the static part of each encoding, drawn at its first update (about 90 ms) and kept:
+        # redrawing the two texts at every update would double its time
+        self._shown, self._backgrounds = "sinusoidal", {}
 
     def update(self, v: EncodingView) -> None:
+        if v.encoding != self._shown:
+            self._backgrounds[self._shown] = self._background
+            self._shown = v.encoding
+            self._heat_title.set_text(HEATMAP_TITLES[v.encoding])
+            self._sim_axis.set_text(SIMILARITY_AXES[v.encoding])
+            self._background = self._backgrounds.get(v.encoding)  # None: drawn anew
         values = v.heatmap.numpy()
         finite = np.isfinite(values)
         scale = float(np.abs(values[finite]).max()) if finite.any() else 1.0
@@ -351,9 +379,18 @@ def encoding_widget(
             style=style,
         ),
         "plane": widgets.IntSlider(
-            value=plane, min=0, max=MAX_DIM // 2 - 1, description=say(PLANE), style=style
+            value=min(plane, dim // 2 - 1),
+            min=0,
+            max=dim // 2 - 1,
+            description=say(PLANE),
+            style=style,
         ),
     }
+
+    def planes_of(change):  # d has d/2 planes: the slider stops at the last
+        controls["plane"].max = change["new"] // 2 - 1
+
+    controls["dim"].observe(planes_of, names="value")  # before the redraw, which comes next
 
     def update(plot, **values):
         return encoding_widget_update(plot, learned_table=learned_table, **values)
