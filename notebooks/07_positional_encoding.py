@@ -547,12 +547,15 @@ print("float32, m = 1/2, 400 keys: every key at distance >= 210 gets weight exac
       bool((w_far[distance >= 210] == 0).all()), "| every key at distance <= 170 gets > 0:",
       bool((w_far[distance <= 170] > 0).all()))  # fmt: skip
 assert bool((w_far[distance >= 210] == 0).all()) and bool((w_far[distance <= 170] > 0).all())
+exact = softmax(far.double())  # (400,) the same weights in float64, not rounded away
+normal, subnormal = (int(distance[exact < tiny].min()) for tiny in (2.0**-126, 2.0**-149))
+print(f"the exact weights fall below 2^-126 from d = {normal}, below 2^-149 from d = {subnormal}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The weight $e^{-d/2}/Z$, with $Z = \sum_j e^{-j/2} \approx 2.54$, falls below float32's smallest normal
-# number $2^{-126}$ from d = 173 and below its smallest subnormal from d = 206; this notebook flushes
-# subnormals to zero, so its zeros start at d = 173 (the margins 170 and 210 hold either way).
-# Beyond that distance the steepest head reads **nothing** of a key.
+# number $2^{-126}$ from d = 173 and below its smallest subnormal $2^{-149}$ from d = 205; this
+# notebook flushes subnormals to zero, so its zeros start at d = 173 (the margins 170 and 210 hold
+# either way). Beyond that distance the steepest head reads **nothing** of a key.
 #
 # **Takeaway.** ALiBi subtracts m_h (i − j) from each head's scores: a built-in recency prior,
 # identical at every length, that can silence far keys completely.
