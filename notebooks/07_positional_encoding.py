@@ -493,9 +493,10 @@ print("  = the 8 above, then every other slope of 16 heads:",
 # of H heads (dimension 2 the query i, dimension 3 the key j), `slopes` (H,) the heads' slopes.
 # Return the causal attention weights (B, H, T, T): for query i, the softmax over the keys j ≤ i of
 # scores[b, h, i, j] − slopes[h] · (i − j); keys j > i get weight exactly 0. Keep the dtype
-# (float64 here) and do not change the inputs. From scratch: the check refuses PyTorch's softmax
-# and attention functions, and the course's package (a stable softmax of your own, written in the
-# answer cell, is fine).
+# (float64 here) and do not change the inputs. Scores can be as large as 1000, where `exp`
+# overflows: subtract each query's largest score first. From scratch: the check refuses PyTorch's
+# softmax and attention functions, and the course's package (a stable softmax of your own, written
+# in the answer cell, is fine).
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch07_alibi_weights", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}

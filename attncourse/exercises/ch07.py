@@ -318,6 +318,12 @@ def _alibi_cases(g) -> list[Case]:
             "scores (1, 8, 12, 12), the slopes of 8 heads",
             (randn(g, 1, 8, 12, 12, dtype=DT), _alibi_slopes(8, dtype=DT)),
         ),
+        Case(
+            "scores around 1000 (1, 2, 5, 5), 2 heads",
+            (1000 + randn(g, 1, 2, 5, 5, dtype=DT, scale=2.0), _alibi_slopes(2, dtype=DT)),
+            hint="overflow for scores of 1000: exp(1000) is inf; subtract each query's largest "
+            "score over its keys before exp",
+        ),
     ]
 
 
@@ -433,6 +439,11 @@ check_selection_information = Exercise(
         (
             "P(z = x_j | x_j) is α + (1 − α)/V: the random token can also be x_j itself",
             lambda a, V: math.log2(V) + _plogp2(a) + (V - 1) * _plogp2((1 - a) / V),
+        ),
+        (
+            "the fresh token was drawn from the V − 1 tokens other than x_j; it is uniform over "
+            "all V, x_j included, so P(z = x_j | x_j) = α + (1 − α)/V",
+            lambda a, V: math.log2(V) + _plogp2(a) + (V - 1) * _plogp2((1 - a) / (V - 1)),
         ),
         (
             "I is not α · log2 V: random copies dilute the information faster than in proportion "

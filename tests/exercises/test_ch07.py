@@ -222,9 +222,9 @@ SOLUTIONS = [
     (check_rope, rope_interleave, 6),
     (check_rope, rope_complex, 6),
     (check_rope, rope_matrices, 6),
-    (check_alibi_weights, alibi_masked_fill, 6),
-    (check_alibi_weights, alibi_key_bonus, 6),
-    (check_alibi_weights, alibi_loops, 6),
+    (check_alibi_weights, alibi_masked_fill, 7),
+    (check_alibi_weights, alibi_key_bonus, 7),
+    (check_alibi_weights, alibi_loops, 7),
     (check_selection_information, information_plogp, 5),
     (check_selection_information, information_kl, 5),
     (check_selection_information, information_xlogy, 5),
@@ -359,7 +359,7 @@ def test_rope_refuses_the_package():
     )
 
 
-def _alibi(scores, slopes, sign=-1.0, causal=True, absolute=False, ones=False, dim=-1):
+def _alibi(scores, slopes, sign=-1.0, causal=True, absolute=False, ones=False, dim=-1, stable=True):
     T = scores.shape[-1]
     i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
     distance = ((i - j).abs() if absolute else (i - j)).to(scores.dtype)
@@ -367,7 +367,7 @@ def _alibi(scores, slopes, sign=-1.0, causal=True, absolute=False, ones=False, d
     z = scores + sign * m[:, None, None] * distance
     if causal:
         z = z.masked_fill(j > i, float("-inf"))
-    e = torch.exp(z - z.amax(dim, keepdim=True))
+    e = torch.exp(z - z.amax(dim, keepdim=True) if stable else z)
     return e / e.sum(dim, keepdim=True)
 
 
@@ -379,6 +379,7 @@ def _alibi(scores, slopes, sign=-1.0, causal=True, absolute=False, ones=False, d
         (lambda s, m: _alibi(s, m, causal=False), "a bonus for them"),
         (lambda s, m: _alibi(s, m, ones=True), "slope 1"),
         (lambda s, m: _alibi(s, m, dim=-2), "over the queries"),
+        (lambda s, m: _alibi(s, m, stable=False), "overflow for scores of 1000"),
     ],
 )
 def test_alibi_mistakes_are_named(wrong, fragment):
@@ -414,6 +415,14 @@ def test_alibi_is_from_scratch():
                 + (V - 1) * ((1 - a) / V) * torch.log2((1 - a).clamp_min(1e-300) / V)
             ),
             "the random token can also be x_j",
+        ),
+        (
+            lambda a, V: (  # the fresh token read as one of the other V - 1, never x_j
+                math.log2(V)
+                + torch.where(a > 0, a * torch.log2(a.clamp_min(1e-300)), 0.0)
+                + (1 - a) * torch.log2(((1 - a) / (V - 1)).clamp_min(1e-300))
+            ),
+            "the V − 1 tokens other than x_j",
         ),
         (lambda a, V: a * math.log2(V), "not α · log2 V"),
         (lambda a, V: (V - 1) * a**2 / (2 * math.log(2)), "approximation"),
