@@ -450,7 +450,11 @@ ax.plot(r_axis, bound / bound[0], color="tab:red", label="Su et al.'s relative b
 ax.plot(r_axis, equal_pairs / equal_pairs[0], color="tab:blue", label="q^T R_r q, equal pair norms")
 ax.plot(r_axis, formula / formula[0], color="tab:green", lw=0.8, label="q^T R_r q, a random q")
 ax.axhline(0, color="0.6", lw=0.8, label="E[q^T R_r k], q, k independent: 0")
-ax.set(xlabel="relative distance r", title="RoPE, d = 128: a bound, and two self-scores")
+ax.set(
+    xlabel="relative distance r",
+    ylabel="÷ its value at r = 0",  # shapes only: a bound on |score| ÷ its value at 0 is none
+    title="RoPE, d = 128: the shapes of a bound and of two self-scores",
+)
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
