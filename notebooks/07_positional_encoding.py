@@ -571,7 +571,9 @@ print(f"the exact weights fall below 2^-126 from d = {normal}, below 2^-149 from
 #
 # Source 000 defines how much of position j's information reaches position i, the **transfer
 # efficiency** η_ij = I(z_i; z_j)/H(z_i) (Def. 14.3.14, Eq. 14.3.36), a mutual information over an
-# entropy. Which of our encodings make it fall with the distance d = i − j, and how?
+# entropy. (Recall: the **mutual information** I(z; x) = H(z) − H(z | x) is the uncertainty about
+# z that knowing x removes: 0 for independent z and x, H(z) when x fixes z.) Which of our
+# encodings make it fall with the distance d = i − j, and how?
 #
 # An exact setting: tokens x_j uniform over V = 16 symbols; a read-out z that **copies** token x_j
 # with probability α_j (its attention weight) and otherwise is a token independent of x_j. Then
