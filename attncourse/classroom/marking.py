@@ -60,9 +60,7 @@ class Mark:
     points: float
     max_points: float
     note: str = ""  # why points were lost: the grader's words, never a hidden input
-    title: str = (
-        ""  # "Exercise 1 · ...", from the instructor notebook, in the submission's language
-    )
+    title: str = ""  # "Exercise 1 · …" as the chapter heads it, in the submission's language
 
 
 @dataclass
