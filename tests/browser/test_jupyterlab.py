@@ -124,6 +124,31 @@ MARK_CELL = f"""async (index) => {{
 }}"""
 
 
+# wait until the page's main thread is quiet: ten frames in a row, each within 25 ms of the last
+# (cells scrolled into view for the first time are laid out and typeset then); frames waited
+QUIET = """async () => {
+  let quiet = 0, last = performance.now(), frames = 0;
+  while (quiet < 10 && frames < 600) {
+    await new Promise(resolve => requestAnimationFrame(resolve));
+    const now = performance.now();
+    quiet = now - last < 25 ? quiet + 1 : 0;
+    last = now;
+    frames++;
+  }
+  return frames;
+}"""
+
+
+def other_kernels(base: str, token: str, path: str) -> list[str]:
+    """The kernels the server runs for anything but ``path`` (a chapter closed before)."""
+    with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=60) as response:
+        sessions = json.load(response)
+    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=60) as response:
+        kernels = {kernel["id"] for kernel in json.load(response)}
+    mine = {s["kernel"]["id"] for s in sessions if s.get("path") == path and s.get("kernel")}
+    return sorted(kernels - mine)
+
+
 # run a second of code in the current notebook's kernel; meanwhile, every href the page's icons
 # take, and whether the kernel was seen busy
 BUSY_ICONS = f"""async () => {{
@@ -254,7 +279,7 @@ def test_a_kernel_s_messages_leave_the_server_at_once(lab):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
-    _, _, workspace, page = lab_page
+    base, token, workspace, page = lab_page
     copy = workspace / chapter.name
     assert copy.is_file(), f"attncourse start did not put {chapter.name} into the workspace"
     widget = widget_cell(nbformat.read(chapter, as_version=4))
@@ -284,7 +309,7 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
                 f"{chapter.name}: no slider widget shown; the cell shows: {shown}"
             ) from None
         handle.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)  # let the image settle before the screenshot
+        page.evaluate(QUIET)  # the cells around the widget drawn, before the screenshot
         output.screenshot(path=tmp_path / f"{chapter.stem}.png")
         text = output.inner_text()
         assert not re.search(r"\b[VH]Box\(children=|Error displaying widget", text), (
@@ -297,6 +322,11 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path):
             size = image.first.evaluate("img => [img.naturalWidth, img.naturalHeight]")
             assert min(size) > 50, f"{chapter.name}: the widget's image is {size} pixels"
 
+        # the chapter before has shut its kernel down (its close is not waited for)
+        deadline = time.monotonic() + 30
+        while (left := other_kernels(base, token, chapter.name)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not left, f"{chapter.name}: other kernels still run: {left}"
         latencies = measure_slider(page, handle)
         measured = time.monotonic()
         entry = record(
