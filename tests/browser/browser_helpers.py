@@ -24,7 +24,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 LINUX = sys.platform.startswith("linux")
 # median, key press -> new image on screen: a bound against regressions. The Python update is
 # held to 100 ms by benchmarks/notebooks.py; the browser's round trip and drawing add 25-50 ms
-# (medians measured on 2 cores: 28-67 ms, chapters 04, 06 and 08 the slowest; see the README)
+# (medians measured on 2 cores: 24-70 ms, chapters 06 and 08 the slowest; see the README)
 LATENCY_BUDGET_MS = 200.0
 PRESSES = 12  # measured key presses per widget, after WARMUP ones
 WARMUP = 2

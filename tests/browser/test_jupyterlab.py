@@ -70,7 +70,7 @@ KERNEL_READY = f"""(path) => {{
 
 # shut the kernel of notebook ``path`` down (the cores go to the next chapter) and close its tab
 # unsaved; nothing if it is not open. The server's answer, once the kernel has exited (about 1 s),
-# is not waited for: the next chapter opens meanwhile, and its first key press comes seconds later
+# is not waited for: the next chapter opens and runs meanwhile, and is timed once it has exited
 CLOSE = """(path) => {
   for (const panel of Array.from(jupyterapp.shell.widgets('main'))) {
     if (!panel.context || panel.context.path !== path) continue;
@@ -81,10 +81,9 @@ CLOSE = """(path) => {
   }
 }"""
 
-# run the cells ``indices`` as Run All does: every execution is sent at once and the kernel runs
-# them in turn (one at a time, each waiting for the last's reply, spent seconds a chapter between
-# cells); after a cell that raises, the kernel skips the rest, as in Run All. Whether all were
-# answered within ``timeout`` ms
+# run the cells ``indices`` as Run All does: every request is sent at once and the kernel runs
+# them in turn (sending each only after the last one's reply cost seconds a chapter); after a cell
+# that raises, the kernel skips the rest, as in Run All. Whether all were answered in ``timeout`` ms
 RUN_CELLS = f"""async ([indices, timeout]) => {{
   const panel = {PANEL}, cells = panel.content.widgets;
   const CodeCell = cells[indices[0]].constructor;
