@@ -133,8 +133,9 @@ def _remove_stale(results: list[Graded], targets: list[Path]) -> None:
     """Remove the earlier reports of each (student, assignment) graded now that are not written
     again now: only files whose ``OWNER`` names that student and assignment."""
     keep = {str(path).casefold() for path in targets}
-    for result, path in zip(results, targets):
-        if path.parent.is_dir():
-            for old in path.parent.glob("*.html"):
-                if str(old).casefold() not in keep and _owner_of(old) == _owner(result):
+    graded = {(path.parent, tuple(_owner(result))) for result, path in zip(results, targets)}
+    for folder, owner in graded:  # each folder read once per student and assignment
+        if folder.is_dir():
+            for old in folder.glob("*.html"):
+                if str(old).casefold() not in keep and _owner_of(old) == list(owner):
                     old.unlink()
