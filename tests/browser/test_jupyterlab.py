@@ -2,8 +2,9 @@
 start``, the chapter's code cells run up to its widget (its exercises left blank, their check cells
 not run: the chapter runs with blank answers), then the widget moved with the keyboard; its image
 must change each time. Chapters run two at a time (01 beside 02, 03 beside 04, ...), each in its
-own kernel and tab; a widget is timed only once both have run. The latencies, key press to new image, are printed and written to a JSON
-file; their median is held under ``LATENCY_BUDGET_MS``, a bound against regressions.
+own kernel and tab; a widget is timed only once both have run. The latencies, key press to new
+image, are printed and written to a JSON file; their median is held under ``LATENCY_BUDGET_MS``, a
+bound against regressions.
 """
 
 import asyncio

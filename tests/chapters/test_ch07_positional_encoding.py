@@ -391,14 +391,17 @@ def test_widget_update_returns_a_png_and_a_caption_and_the_controls_redraw():
 
 def test_the_widget_s_titles_follow_the_encoding_and_the_plane_slider_its_dimension():
     """The heat map says what its rows and columns are for the encoding shown (ALiBi's is a
-    query × key bias, the others a table of features), the similarity panel names its quantity
-    on its axis, and RoPE's plane slider ends at d/2 − 1."""
+    query × key bias, its columns keys; the others a table of features), the similarity panel
+    names its quantity on its axis, and RoPE's plane slider ends at d/2 − 1."""
     plot = pe7.EncodingPlot()
     shown = {}
     for encoding in pe7.WIDGET_ENCODINGS:
         pe7.encoding_widget_update(plot, encoding, 32, 20, 0)
         ax_heat, ax_sim = plot.axes[:2]
         shown[encoding] = (ax_heat.get_title(), ax_sim.get_ylabel())
+        columns = [label.get_text() for label in ax_heat.get_xticklabels()]
+        expected = ["key 0", "key 63"] if encoding == "alibi" else ["first feature", "last"]
+        assert columns == expected, (encoding, columns)
     assert len({title for title, _ in shown.values()}) == len(pe7.WIDGET_ENCODINGS)
     assert all(("ALiBi" in title) == (e == "alibi") for e, (title, _) in shown.items())
     assert "query" in shown["alibi"][0] and "feature" in shown["rope"][0]

@@ -180,6 +180,11 @@ HEATMAP_TITLES = {
     "alibi": "ALiBi, head 1: bias of query p (row) on key q (column)",
     "learned": "the learned table: row p is E[p], one column per feature",
 }
+# the heat map's first and last column: features, except for ALiBi's keys
+HEATMAP_COLUMNS = {
+    "alibi": ("key 0", f"key {WIDGET_POSITIONS - 1}"),
+    **dict.fromkeys(("sinusoidal", "rope", "learned"), ("first feature", "last")),
+}
 SIMILARITY_AXES = {
     "sinusoidal": "PE(p)·PE(q) / (d/2)",
     "rope": "u^T R_(q−p) u",
@@ -248,7 +253,8 @@ def encoding_caption(v: EncodingView) -> str:
 
 class EncodingPlot(BlittedFigure):
     """Four panels, drawn once per encoding (the heat map's title and the similarity's axis label
-    name what the encoding shows: ``HEATMAP_TITLES``, ``SIMILARITY_AXES``); ``update(view)``
+    name what the encoding shows: ``HEATMAP_TITLES``, ``HEATMAP_COLUMNS``, ``SIMILARITY_AXES``);
+    ``update(view)``
     moves only the image and the lines."""
 
     def __init__(self, pyplot: bool = False):
@@ -267,7 +273,7 @@ class EncodingPlot(BlittedFigure):
             interpolation="nearest",
         )
         ax_heat.set(ylabel="position p")
-        ax_heat.set_xticks([0, 1], ["first column", "last"])
+        ax_heat.set_xticks([0, 1], HEATMAP_COLUMNS["sinusoidal"])
         self._heat_title = ax_heat.set_title(HEATMAP_TITLES["sinusoidal"], fontsize=9)
         (self._row,) = ax_heat.plot([0, 1], [0, 0], color="k", lw=1)
         ax_sim.set(xlim=(-(P - 1), P - 1), ylim=(-1.05, 1.05), xlabel="offset q − p")
@@ -309,6 +315,7 @@ class EncodingPlot(BlittedFigure):
             self._backgrounds[self._shown] = self._background
             self._shown = v.encoding
             self._heat_title.set_text(HEATMAP_TITLES[v.encoding])
+            self.axes[0].set_xticks([0, 1], HEATMAP_COLUMNS[v.encoding])
             self._sim_axis.set_text(SIMILARITY_AXES[v.encoding])
             self._background = self._backgrounds.get(v.encoding)  # None: drawn anew
         values = v.heatmap.numpy()
