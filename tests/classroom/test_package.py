@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from classroom_helpers import CHAPTERS, install_wheel, run
+from classroom_helpers import CHAPTERS, ROOT, install_wheel, run
 
 
 @pytest.fixture(scope="module")
@@ -17,6 +17,15 @@ def installed(wheel, tmp_path_factory):
     (``install_wheel``): (its bin folder, an empty working folder)."""
     python, _ = install_wheel(wheel, tmp_path_factory.mktemp("venv"))
     return python.parent, tmp_path_factory.mktemp("empty")
+
+
+def test_the_wheel_holds_every_module_and_weights_file_of_the_package(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    package = ROOT / "attncourse"
+    expected = {p.relative_to(ROOT).as_posix() for p in package.rglob("*.py")}
+    expected |= {p.relative_to(ROOT).as_posix() for p in (package / "weights").glob("*.pt")}
+    assert any(name.startswith("attncourse/attention/") for name in expected)  # subpackages too
+    assert expected - names == set(), f"missing from the wheel: {sorted(expected - names)}"
 
 
 def test_the_wheel_ships_every_chapter_notebook_the_weights_and_the_slides_style(wheel):
