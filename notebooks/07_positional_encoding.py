@@ -39,13 +39,13 @@
 # $e^{i\theta} = \cos\theta + i\sin\theta$, and 2 × 2 rotation matrices; mutual information in
 # bits (chapter 01's appendix defines it).
 #
-# **Time**: main path about 80 min, appendix about 20 min (by `scripts/reading_time.py`: prose
+# **Time**: main path about 85 min, appendix about 20 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
 #
-# **How to read it.** Sections 1–6 are the main path: each asks a question, gives the idea,
-# lets you build it in an exercise, then uses it. The **appendix** checks every claim source 000
-# makes about long-range dependence and positions — some hold, some only under a condition, some
-# are wrong — and can be skipped on a first reading.
+# **How to read it.** Sections 1–6 are the main path: each asks a question and gives the idea;
+# sections 2–5 let you build it in an exercise, then use it. The **appendix** checks every claim
+# source 000 makes about long-range dependence and positions — some hold, some only under a
+# condition, some are wrong — and can be skipped on a first reading.
 
 # %% slideshow={"slide_type": "skip"}
 import math
@@ -247,7 +247,8 @@ ex.check_shift_matrix(my_shift_matrix, seed=71)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The course's `sinusoidal_shift_matrix` (the same matrix as yours, once your check passes)
-# applied to our running example: a query at position 10 and a key three positions back, at 7.
+# applied to a running example that sections 3 and 4 reuse: a query at position 10 and a key
+# three positions back, at 7.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -324,8 +325,9 @@ except ValueError as error:
 # content, content with position and position with position, and the model must learn to pull
 # the offset out. **RoPE** (Su et al. 2021) makes the offset the *only* way position enters. It
 # adds nothing to x: it **rotates** each query and key by its position, pair (x_2i, x_2i+1) of the
-# vector at position m turned by the angle mθ_i, θ_i = 10000^{−2i/d} — the same clock hands as
-# section 2. Since $R_m^\top R_n = R_{n-m}$,
+# vector at position m turned counter-clockwise by mθ_i, θ_i = 10000^{−2i/d}: section 2's clock
+# hands (its R_k, acting on pairs stored as (sin, cos), is a clockwise turn: RoPE's R_{−k}). Since
+# $R_m^\top R_n = R_{n-m}$,
 #
 # $$\langle R_m q,\; R_n k\rangle = q^\top R_m^\top R_n k = \langle q,\; R_{n-m}\, k\rangle :$$
 #
@@ -411,10 +413,9 @@ print("norms kept:", abs(float(rotated(q, 1234).norm() - q.norm())) < 1e-12)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Does RoPE make far keys weaker?** Su et al. (2021, §3.4.3) write pair i of q and k as complex
-# numbers q̃_i, k̃_i and bound the score by summation by parts: $|q^\top R_r k| \le
-# \max_i |h_{i+1} - h_i| \sum_{j} |S_j(r)|$, with $h_i = \tilde q_i \bar{\tilde k}_i$ and partial
-# sums $S_j(r) = \sum_{l<j} e^{i r \theta_l}$. They plot the *relative upper bound*
-# $\frac{1}{d/2}\sum_j |S_j(r)|$ and call it a long-distance decay. Three things to keep apart:
+# numbers q̃_i, k̃_i, bound the score by summation by parts (A.9 checks the bound), and call its
+# *relative* form $\frac{1}{d/2}\sum_j |S_j(r)|$, with $S_j(r) = \sum_{l<j} e^{\mathrm{i}\, r
+# \theta_l}$, a long-distance decay. Three things to keep apart:
 #
 # - it is a **bound**, and it falls only as a trend: at d = 128 it rises in 115 of the 256 unit
 #   steps from r = 0 to 256 (the cell counts them);
@@ -475,9 +476,10 @@ plt.show()
 # $$s_{hij} = \frac{q_i \cdot k_j}{\sqrt{d_k}} - m_h\,(i - j),$$
 #
 # with slopes $m_h = 2^{-8h/H}$, h = 1 … H (1/2, 1/4, …, 1/256 for H = 8). For a head count that is
-# not a power of two, the paper takes the n slopes of the largest power of two n below H and
-# **appends** every other slope of 2n heads. For keys of equal content the weights are exactly
-# ∝ $e^{-m_h (i - j)}$: a recency prior, a different width in each head, the same at every length.
+# not a power of two, the paper takes the n slopes of the largest power of two n below H, then
+# the first H − n of every other slope of 2n heads. For keys of equal content the weights are
+# exactly ∝ $e^{-m_h (i - j)}$: a recency prior, a different width in each head, the same at every
+# length.
 #
 # > **Glossary** · attention with linear biases (ALiBi) 线性偏置注意力 · slope 斜率 · recency
 # > prior 近因先验 · underflow 下溢 · single precision (float32) 单精度浮点数
@@ -558,10 +560,10 @@ normal, subnormal = (int(distance[exact < tiny].min()) for tiny in (2.0**-126, 2
 print(f"the exact weights fall below 2^-126 from d = {normal}, below 2^-149 from d = {subnormal}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The weight $e^{-d/2}/Z$, with $Z = \sum_j e^{-j/2} \approx 2.54$, falls below float32's smallest normal
-# number $2^{-126}$ from d = 173 and below its smallest subnormal $2^{-149}$ from d = 205; this
-# notebook flushes subnormals to zero, so its zeros start at d = 173 (the margins 170 and 210 hold
-# either way). Beyond that distance the steepest head reads **nothing** of a key.
+# The weight $e^{-d/2}/Z$ ($Z \approx 2.54$) falls below float32's smallest normal number
+# $2^{-126}$ from d = 173 and below its smallest subnormal $2^{-149}$ from d = 205 (the margins
+# 170 and 210 hold with or without subnormals): beyond that the steepest head reads **nothing** of
+# a key.
 #
 # **Takeaway.** ALiBi subtracts m_h (i − j) from each head's scores: a built-in recency prior,
 # identical at every length, that can silence far keys completely.
@@ -576,7 +578,7 @@ print(f"the exact weights fall below 2^-126 from d = {normal}, below 2^-149 from
 # encodings make it fall with the distance d = i − j, and how?
 #
 # An exact setting: tokens x_j uniform over V = 16 symbols; a read-out z that **copies** token x_j
-# with probability α_j (its attention weight) and otherwise is a token independent of x_j. Then
+# with probability α_j (its attention weight) and otherwise is an independent uniform token. Then
 # H(z) = log₂ V, and the information z keeps about x_j depends on α_j alone:
 #
 # $$I(z; x_j) = \log_2 V - H(z \mid x_j) \approx \frac{(V-1)\,\alpha_j^2}{2\ln 2}\ \text{bits}
@@ -632,10 +634,10 @@ ex.check_selection_information(my_selection_information, seed=74)
 ### END HIDDEN TESTS
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Now give every key the same content, so that only positions shape the last query's weights over
-# 64 keys (`ch07.position_only_weights`), and read η at each distance with the course's
-# `ch07.transfer_efficiency`: no positions (uniform weights), sinusoidal positions (scores
-# 4 · PE(i)·PE(j)/√d), and two ALiBi heads.
+# Now make the keys identical, so that only positions shape the last query's weights over 64 keys
+# (`ch07.position_only_weights`; the values are still the tokens x_j), and read η at each distance
+# with `ch07.transfer_efficiency`: no positions (uniform weights), sinusoidal positions (scores
+# 4 · PE(i)·PE(j)/√64, the 4 sharpening the softmax), and two ALiBi heads.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -684,8 +686,8 @@ plt.show()
 # > For attention, in fact, the decay is a property of the **positional encoding**. With ALiBi, ln η
 # > falls on a straight line of slope −2m (−1.000 for m = 1/2, −0.25 for m = 1/8): λ = 1/(2m), the
 # > weight decays like $e^{-md}$ and the information like its square. Without positions η is the
-# > **same at every distance**. Sinusoidal positions give a fast drop near d = 0, then a floor that
-# > oscillates — η *rises* again at several distances — because their scores are bounded sums of
+# > **same at every distance**. Sinusoidal positions give a fast drop near d = 0, then a slow,
+# > uneven fall — η *rises* again at several distances — because their scores are bounded sums of
 # > cosines. Content-based attention has no decay built in at all (chapter 04).
 #
 # One more distinction. Without positions η is flat in d, yet it is smaller for longer sequences
@@ -703,16 +705,17 @@ plt.show()
 # **Paper** (Press, Smith and Lewis, ICLR 2022, Fig. 1): language models trained on sequences of
 # length L = 512 or 1024 and evaluated on longer ones. With sinusoidal positions the perplexity
 # blows up a few dozen tokens beyond L; rotary positions hold a little longer, then degrade too;
-# ALiBi stays flat far beyond L. The reason is what each encoding shows the model at positions it
-# never saw: new vectors (sinusoidal), new rotation angles (RoPE), or the same distance penalties
-# as always (ALiBi). A learned table has no rows there at all (section 2).
+# ALiBi stays flat far beyond L. Beyond L, sinusoidal positions are vectors and RoPE offsets are
+# angles the model never saw; ALiBi's penalty keeps growing, so keys farther back than any seen
+# get almost no weight. A learned table has no rows there at all (section 2).
 #
 # **Setup** (a few seconds a run): the task "most recent marker" (`ch07.marker_batch`): tokens 0–3
 # are markers (each position is one with probability 0.15), 4–15 noise; at every position the model
-# must output the latest marker so far. Position matters, but only locally: the answer is a few
-# tokens back, at any length. **Model**: embedding → one causal attention layer (d = 32, 4 heads,
-# no feed-forward) → 4 logits, with no positions, sinusoidal, RoPE or ALiBi; 300 steps of 32
-# sequences of length **L = 32**. Accuracy over all positions of 256 fresh sequences of length L,
+# must output the latest marker so far. Position matters, but mostly locally: the answer is
+# usually a few tokens back (20 or more at 0.85²⁰ ≈ 4 % of positions past the 20th).
+# **Model**: embedding → one causal attention layer (d = 32, 4 heads, no feed-forward) → 4
+# logits, with no positions, sinusoidal, RoPE or ALiBi; 300 steps of 32 sequences of length
+# **L = 32**. Accuracy over all positions of 256 fresh sequences of length L,
 # 2L and 4L; seeds 0 and 1. **Pass** (both seeds): ALiBi ≥ 0.93 at 4L and within 0.03 of its
 # accuracy at L; sinusoidal ≥ 0.9 at L and ≤ 0.7 at 4L; ALiBi − sinusoidal ≥ 0.25 at 4L; without
 # positions ≤ 0.85 already at L.
@@ -772,11 +775,10 @@ plt.show()
 # others even at L (≤ 0.85 asserted): its mask tells it *which* tokens came before, not *which came
 # last*.
 #
-# **What this does not show.** The task is **local by design**: the answer is never far back, and
-# ALiBi's recency prior is exactly the right bias for it. Its extrapolation comes partly from all
-# but ignoring the distant past: this model's steepest head (4 heads, slope m = 1/4) scales the
-# weight of a key 20 positions back by $e^{-5} \approx 0.007$ against an equal score at the query.
-# On a task whose answer lies far back, that bias works against it.
+# **What this does not show.** The task is **local by design**: the answer is usually near, and
+# ALiBi's recency prior is exactly the right bias for it. This model's steepest head (4 heads,
+# slope m = 1/4) scales the weight of a key 20 positions back by $e^{-5} \approx 0.007$ against an
+# equal score at the query: on a task whose answer lies far back, that bias works against it.
 #
 # **Play with it.** The four encodings side by side: the **encoding**, the **dimension** d, the
 # **position** p and the **RoPE plane** i. Panels: the encoding as a heat map (rows: positions;
@@ -786,8 +788,9 @@ plt.show()
 # 1. sinusoidal, move p: the similarity curve slides but keeps its shape; change d: more slow
 #    clock hands, a wider central peak.
 # 2. learned, move p: the curve changes with p; past p = 7 there is no row at all.
-# 3. RoPE, plane 0 against plane 20 at p = 63: the fast plane has gone round ten times, the slow
-#    one has barely moved — near positions are told apart by fast planes, far ones by slow planes.
+# 3. RoPE, d = 64, plane 0 against plane 20 at p = 63: the fast plane has gone round ten times,
+#    the slow one has barely moved — near positions are told apart by fast planes, far ones by
+#    slow planes.
 # 4. ALiBi at p = 63: the steepest head has all but forgotten key 0 ($e^{-31.5}$), the shallowest
 #    still weighs it by $e^{-0.25}$.
 
@@ -1120,9 +1123,10 @@ assert int((offsets_read == p_idx - q_idx).sum()) == 2000
 # ### A.9 The course's own checks: RoPE's bound and learned positions
 #
 # Not claims of source 000, but of section 3 and section 2. **Su et al.'s Abel bound** holds for
-# every pair tried, |qᵀR_r k| ≤ max_i |h_{i+1} − h_i| Σ_j |S_j(r)| with h_{d/2} = 0, for random
-# pairs and for q = k, at every r ≤ 256. And the **learned table** trained in section 2 has none of
-# the sinusoidal table's structure: its cosine similarities are not constant along diagonals.
+# every pair tried, |qᵀR_r k| ≤ max_i |h_{i+1} − h_i| Σ_j |S_j(r)| with h_i = q̃_i · conj(k̃_i)
+# and h_{d/2} = 0 (summation by parts), for random pairs and for q = k, at every r ≤ 256. And the
+# **learned table** trained in section 2 has none of the sinusoidal table's structure: its cosine
+# similarities are not constant along diagonals.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
