@@ -254,8 +254,7 @@ def encoding_caption(v: EncodingView) -> str:
 class EncodingPlot(BlittedFigure):
     """Four panels, drawn once per encoding (the heat map's title and the similarity's axis label
     name what the encoding shows: ``HEATMAP_TITLES``, ``HEATMAP_COLUMNS``, ``SIMILARITY_AXES``);
-    ``update(view)``
-    moves only the image and the lines."""
+    ``update(view)`` moves only the image and the lines."""
 
     def __init__(self, pyplot: bool = False):
         super().__init__(pyplot, figsize=(9, 5.4), dpi=72)
