@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.engine import Exercise as Declaration
-from ..exercises.scan import IMPORTABLE, imports_of, notebook_names, python_of
+from ..exercises.scan import IMPORTABLE, imports_of, notebook_names, parse, python_of
 from ..i18n import translations
 from .notebooks import UsageError, read_notebook
 
@@ -92,7 +92,7 @@ def _calls(source: str, path: Path, grade_id: str) -> list[Check]:
     line_of_hidden = source[:hidden_from].count("\n") + 1 if hidden_from >= 0 else None
     imports = imports_of(source)
     checks = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if not isinstance(node, ast.Call):
             continue
         parts, func = [], node.func

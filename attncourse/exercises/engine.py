@@ -413,7 +413,7 @@ def _own_source(fn) -> str | None:
         return source
     arguments = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
     try:
-        tree = ast.parse(source)
+        tree = _scan.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lambdas = [

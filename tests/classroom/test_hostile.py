@@ -782,6 +782,61 @@ def test_an_answer_that_is_not_python_is_said_to_be_so():
     assert error.startswith("SyntaxError: expected ':'"), error
 
 
+def test_answers_read_in_two_threads_at_once_are_both_read_whole():
+    """The grader reads submissions in threads, and CPython 3.11 counts ``ast.parse``'s depth per
+    interpreter: a parse that runs while another is midway made that one fail ("SystemError: AST
+    constructor recursion depth mismatch", a grade lost). Here a finalizer, run by the garbage
+    collector while this thread builds a long answer's tree, lets another thread parse: it must
+    wait its turn, and both answers are read."""
+    import ast
+    import gc
+    import threading
+
+    answer = "TABLE = [\n" + "".join(f"    [[{i}.0, 1.5], [2.5, {i}.25]],\n" for i in range(3000))
+    answer += "]\n"
+    midway, other_done, armed, errors = threading.Event(), threading.Event(), [True], []
+    paused_midway = []
+
+    class Pause:
+        def __init__(self):
+            self.cycle = self  # only the garbage collector frees it
+
+        def __del__(self):
+            if not armed[0]:
+                return
+            if sys._getframe(1).f_code is ast.parse.__code__:  # collected mid-parse
+                armed[0] = False
+                paused_midway.append(True)
+                midway.set()
+                other_done.wait(0.5)  # the other thread's turn, if it may take one now
+            else:
+                Pause()  # collected before the parse: another try
+
+    def other():
+        midway.wait(10)
+        try:
+            scan.python_of(answer)
+        except SystemError as error:
+            errors.append(error)
+        other_done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert gc.isenabled()
+    try:
+        Pause()
+        tree = scan.python_of(answer)
+    except SystemError as error:
+        errors.append(error)
+    finally:
+        armed[0] = False
+        midway.set()
+        thread.join(10)
+    assert paused_midway and other_done.is_set()
+    assert errors == []
+    assert len(tree.body[0].value.elts) == 3000
+
+
 STANDARD_IMPORTS = [  # what chapter 00 lets any answer use, imported by name in the cell
     "from functools import reduce\n",  # functools.reduce is _functools.reduce
     "from heapq import heappush\n",
