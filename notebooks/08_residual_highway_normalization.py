@@ -103,11 +103,12 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # He's rule holds the size only on average over initialisations; one network of width 32 drifts:
-# here the activations shrink about a hundredfold over 50 layers, the gradient about sixfold. The sharper failure is
+# here, an unlucky draw, the activations shrink about a hundredfold over 50 layers (over seeds
+# 0–19 the factor runs from 0.01 to 3.7), the gradient about sixfold. The sharper failure is
 # the **cosine**. Two random inputs start unrelated (cosine 0); every ReLU layer pulls their
 # representations closer, and by layer 50 all inputs point the same way. The read-out sees nearly
 # the same vector whatever the input, and the gradient says almost nothing about which input
-# caused the loss (the "shattered gradients" of Balduzzi et al. 2017). A network whose last layer
+# caused the loss. A network whose last layer
 # cannot tell its inputs apart cannot learn to classify them.
 #
 # **Takeaway.** A deep plain stack at a careful initialisation keeps the size of its signal only
@@ -428,8 +429,9 @@ assert smallest[-4.0] > 10 * max(smallest[-10.0], smallest[0.0], smallest[2.0])
 #
 # > **⚠ The source says** gradients flow as long as the gate is not near 0 or 1. Both ends fail,
 # > for different gradients: T ≈ 1 blocks the gradient *through* depth, T ≈ 0 blocks each
-# > layer's *learning*. Start with a small but non-zero T — gate bias about −1 … −6, more
-# > negative the deeper the stack (Srivastava et al. suggest −1 to −3).
+# > layer's *learning*. Start with a small but non-zero T: for this 50-layer stack a gate bias
+# > near −4, the table's best; a shallower stack can start nearer −1 (Srivastava et al. suggest
+# > −1 to −3).
 #
 # **Takeaway.** A gate lets each layer choose between transforming and carrying; its bias sets
 # the starting point, which must be near the identity but not at it.
@@ -617,7 +619,8 @@ print(f"BatchNorm: max |training - evaluation output| = {float(gap):.2f}")
 #
 # > **⚠ The source says** LN(ax + b) = LN(x). With $\mu_{ax+b} = a\mu + b$ and $\sigma_{ax+b} = |a|\sigma$, the
 # > identity holds exactly for **a scalar a > 0 and a scalar b** at ε = 0 (with ε > 0, when
-# > $a^2\sigma^2 \gg \epsilon$). A negative a flips the output's sign; a per-feature a or b changes it.
+# > $a^2\sigma^2 \gg \epsilon$). A negative a flips the sign of $\hat{x}$ (the output becomes
+# > $-\gamma\odot\hat{x} + \beta$); a per-feature a or b changes it.
 # > RMSNorm keeps only the scale invariance, also only for a > 0: RMSNorm(−x) = −RMSNorm(x).
 
 # %% slideshow={"slide_type": "-"}
@@ -652,8 +655,8 @@ print("RMSNorm(-x) = -RMSNorm(x):", torch.allclose(rms0(-x16), -rms0(x16)))
 # the directions of 1 (a shift) and of $\hat{\mathbf{x}}$ (a scaling): $J_{\mathrm{LN}}$ is a projection followed by a
 # scale by $\gamma/\sigma$. The gradient through LayerNorm loses the two directions its output
 # ignores, and is divided by σ (chapter 09 builds on this). With ε > 0 it is only nearly a
-# projection: $\lVert\hat{\mathbf{x}}\rVert^2 = d\,c$ with $c = \sigma^2/(\sigma^2 + \epsilon) < 1$, so P shrinks the $\hat{\mathbf{x}}$ direction by
-# 1 − c instead of removing it, and $\lVert P^2 - P\rVert_2 = c(1 - c)$ — negligible for $\sigma^2 \gg \epsilon$.
+# projection: $\lVert\hat{\mathbf{x}}\rVert^2 = d\,c$ with $c = \sigma^2/(\sigma^2 + \epsilon) < 1$, so P multiplies the $\hat{\mathbf{x}}$ direction
+# by 1 − c instead of removing it, and $\lVert P^2 - P\rVert_2 = c(1 - c)$ — negligible for $\sigma^2 \gg \epsilon$.
 
 
 # %% slideshow={"slide_type": "-"}
@@ -681,7 +684,7 @@ for eps in (0.0, 1e-2):
     print(
         f"eps = {eps:g}: formula = autograd: {torch.allclose(J_ln, jacobian(norm, token))};"
         f"  |J 1| < 1e-12: {bool((J_ln @ torch.ones(8, dtype=torch.float64)).norm() < 1e-12)};"
-        f"  |J x_hat| / |x_hat| = {float((J_ln @ (token - token.mean())).norm() / (token - token.mean()).norm()):.3f};"
+        f"  |P x_hat| / |x_hat| = {float((P @ (token - token.mean())).norm() / (token - token.mean()).norm()):.3f} (1 - c = {1 - c:.3f});"
         f"  |P^2 - P| = {float(torch.linalg.matrix_norm(P @ P - P, ord=2)):.3f} (c(1 - c) = {c * (1 - c):.3f})"
     )
 
@@ -819,7 +822,8 @@ plt.show()
 #   over the batch. LN(ax + b) = LN(x) needs a scalar a > 0 and a scalar b; LayerNorm's Jacobian
 #   projects out the shift and scale directions and divides by σ.
 # - Srivastava et al.'s depth effect, reproduced: at 100 layers the plain network barely trains,
-#   the highway and residual networks train as well as at 10.
+#   the highway and residual networks still train to a loss near zero (at most 0.1, against 1.86
+#   for predicting the class frequencies), as at 10 layers.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
@@ -1094,9 +1098,10 @@ assert torch.allclose(J, full) and (J - printed).abs().max() > 1e-2
 # \frac{\partial \mathcal{L}}{\partial \mathbf{b}_T} = g \odot (\mathbf{H} - \mathbf{x}) \odot \mathbf{T}(1 - \mathbf{T}).$$
 #
 # The cell checks both formulas against autograd on one layer, with the same weights at four gate
-# biases, and prints the gate-bias gradient's smallest per-layer value in the 50-layer stack, next
-# to section 3's. **Correct statement**: start with a small but non-zero T (gate bias ≈ −1 … −6,
-# more negative the deeper the stack); neither end is safe.
+# biases, and prints, for the same gate biases, the smallest per-layer gate-bias
+# gradient $|\partial\mathcal{L}/\partial\mathbf{b}_T|$ in section 3's 50-layer stack. **Correct statement**: start with a small but non-zero
+# T (for this 50-layer stack a gate bias near −4; a shallower stack can start nearer −1);
+# neither end is safe.
 
 # %% slideshow={"slide_type": "skip"}
 # NBVAL_CHECK_OUTPUT
@@ -1289,7 +1294,7 @@ print(
 # **Claim check — Eq. (5.3.9), LN(ax + b) = LN(x) ⚠.** With $\mu_{ax+b} = a\mu + b$ and
 # $\sigma_{ax+b} = |a|\sigma$, the normalised value is $\frac{a(x-\mu)}{\sqrt{a^2\sigma^2 + \epsilon}}$. So the identity holds
 # **exactly when a is a scalar > 0 and b a scalar (the same for all features), and ε = 0**; with
-# ε > 0 it holds approximately when $a^2\sigma^2 \gg \epsilon$. It fails for a < 0 (the output flips
+# ε > 0 it holds approximately when $a^2\sigma^2 \gg \epsilon$. It fails for a < 0 ($\hat{x}$ flips
 # sign), for a per-feature shift b or scale a, and for small a (ε takes over). The table compares
 # the two sides (γ and β random: they act after normalization and change nothing), and does the
 # same for the other two norms: RMSNorm is invariant to a scalar a > 0 but **not** to any shift, and
