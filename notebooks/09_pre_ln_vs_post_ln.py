@@ -299,6 +299,8 @@ ax[0].set(
 ax[1].set(
     xlabel="depth L", ylabel="last layer's", xscale="log", yscale="log", title="the last layer"
 )
+ax[1].set_xticks(depths, [str(n) for n in depths])
+ax[1].set_xticks([], minor=True)
 for a in ax:
     a.legend(fontsize=8)
 plt.tight_layout()
@@ -319,8 +321,9 @@ assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post
 # average — and its last layer's does not shrink as the model gets deeper. Pre-LN's last layer's
 # falls close to the $1/\sqrt{L}$ line, and the RMS numbers say why: the Pre-LN stream is a sum of
 # updates, so its RMS grows with depth (roughly like √l), and the final LayerNorm divides the
-# gradient by it. Post-LN's stream stays at RMS 1. So at the start of training Post-LN's top
-# layers get gradients several times larger than Pre-LN's, and the gap widens with depth.
+# gradient by it. Post-LN's stream stays at RMS 1. So at the start of training, at 12 layers,
+# Post-LN's top layer gets about three times Pre-LN's gradient; at 2 layers the two are
+# comparable, and the gap widens with depth.
 #
 # Two details differ from the paper (appendix A.4 takes them apart): Pre-LN's per-layer profile
 # here *falls* towards the top instead of staying flat, and Post-LN's last-layer gradient grows
@@ -342,10 +345,10 @@ assert last["pre"][-1] / last["pre"][0] <= 0.5 and last["post"][-1] / last["post
 # $$\eta_t = \eta_{\text{peak}} \cdot \min\!\left(1, \frac{t + 1}{T_{\text{warm}}}\right), \qquad t = 0, 1, 2, \dots$$
 #
 # To reproduce the effect on a CPU we need depth and a large learning rate, not a large model: a
-# copy task (the input is six random symbols from 16, a separator, then the same six; the model is
-# scored on the copy), a causal language model with d = 32, 4 heads and 6 layers, Adam with
-# β = (0.9, 0.98), batch 32, 150 steps. A model that has learnt nothing scores loss ln 16 ≈ 2.77
-# and accuracy 1/16.
+# copy task (the sequence is six random symbols from 16, a separator, then the same six; the
+# model reads all but the last token and is scored on predicting the six copies), a causal
+# language model with d = 32, 4 heads and 6 layers, Adam with β = (0.9, 0.98), batch 32, 150
+# steps. A model that has learnt nothing scores loss ln 16 ≈ 2.77 and accuracy 1/16.
 #
 # > **Glossary** · warm-up 学习率预热 · learning-rate schedule 学习率调度 · copy task 复制任务 ·
 # > stall 停滞
@@ -435,8 +438,9 @@ assert warm_run.final_accuracy >= 0.8 and warm_run.final_accuracy - post_run.fin
 # copy; 50 warm-up steps rescue Post-LN (about 0.9–1.0 after 150 steps; the cell asserts ≥ 0.8;
 # the exact numbers of a training run move with the CPU's rounding). Post-LN's failure is a
 # **stall**, not an explosion: the loss drops to ln 16 — the model predicts the uniform
-# distribution — and stays there, with finite values throughout. Another seed gives the same
-# picture.
+# distribution — and stays there, with finite values throughout. Other seeds give the same
+# ordering; how far 50 warm-up steps get Post-LN within 150 steps varies with the seed (seed 2:
+# 0.65).
 #
 # **Takeaway.** Post-LN at a large learning rate needs warm-up; Pre-LN does not. Without it,
 # Post-LN stalls at the uniform guess.
@@ -519,7 +523,7 @@ assert first_steps["post", 0] > first_steps["post", 50] + 0.5
 # Without warm-up the first steps change every weight matrix by a few percent of its size, in
 # Post-LN and Pre-LN alike; with warm-up they start several times smaller, as the learning rate
 # does (over the first ten steps it averages 0.11 of the peak). Pre-LN survives the large
-# first steps; Post-LN, whose top layers also have the largest gradients, does not.
+# first steps; Post-LN does not.
 #
 # How much larger can Pre-LN's learning rate be? The grid below adds, at 6 layers without warm-up,
 # Post-LN at lr 3·10⁻³ and 5·10⁻³ and Pre-LN at 3·10⁻²; and 2-layer models at 10⁻². It is
@@ -830,10 +834,10 @@ assert sum(r > 1.05 for r in ratios) == 6 and sum(r < 0.95 for r in ratios) == 2
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # **Claim check — Fig. 3, Pre-LN's gradient about flat across layers ⚠.** Here it *falls* towards
-# the top, by about 4× over 12 layers (at initialisation, like Xiong et al.'s 6-layer IWSLT
-# model). Where does the fall come from? Every layer's gradient passes once through the final
-# LayerNorm's Jacobian — a matrix that could tilt the profile — and through the factors
-# $(I + J_{F_k}J_{\mathrm{LN}_k})$ of the sublayers above it. The cell takes the 12-layer Pre-LN
+# the top, by about 4× over 12 layers (measured at initialisation, as Xiong et al. measured their
+# 6-layer IWSLT model, where it stayed about flat). Where does the fall come from? Every layer's
+# gradient passes once through the final LayerNorm's Jacobian — a matrix that could tilt the
+# profile — and through the factors $(I + J_{F_k}J_{\mathrm{LN}_k})$ of the sublayers above it. The cell takes the 12-layer Pre-LN
 # model apart, with the same weights and tokens: as built; without the final LayerNorm; and with
 # the backward pass restricted to the identity paths (each sublayer reads a detached copy of the
 # stream: the forward pass is unchanged, the $J_{F_k}J_{\mathrm{LN}_k}$ terms are gone).
@@ -1008,6 +1012,8 @@ for (norm, depth, lr, warm), rs in runs.items():
 # | §5.3.5: LN keeps every layer's input in a reasonable range | ⚠ | for Post-LN; Pre-LN's residual stream grows ~√l at init (RMS 0.8 → 3.5 over 12 blocks) (section 2, A.5) |
 # | §5.3.5: LN rescales activations to mean 0, std 1 | → ch. 08 | see chapter 08: only x̂, before γ and β, with std σ/√(σ² + ε) |
 # | §5.3.5: LN's output statistics do not depend on the shape of the input distribution | ⚠ | only each token's mean (0) and variance (≈ 1) are fixed; LN is affine per token, so skew and tails pass unchanged (kurtosis in = out) (A.6) |
+# | §5.3.5: without normalisation the activations' variance accumulates layer by layer | → ch. 08 | see chapter 08: a plain ReLU stack's size drifts with the draw, a He-scaled residual stack's grows like $2^{l/2}$; a LayerNorm in each branch holds it to about √l |
+# | §5.3.5: a larger learning rate explores the loss surface better and finds better solutions | — | not checked here: this chapter measures whether a learning rate trains at all, not the quality of the solution at scale |
 # | §5.3.5: Pre-LN allows about 10× larger learning rates | ⚠ | the factor depends on depth, warm-up and task: 3× in Xiong et al.'s BERT runs, the same peak lr in their translation runs, 10× on this chapter's 6-layer grid; at 2 layers, or with warm-up, Post-LN learns at 1e-2 (section 4, A.7) |
 # | Xiong et al. Thm. 1: Pre-LN's last-layer gradient O(d√(ln d/L)) | ✓ | ~1/√L measured (section 2, A.4) |
 # | Xiong et al. Thm. 1: Post-LN's last-layer gradient O(d√ln d), independent of L | ⚠ | grows with L here (≈ 1.6× from L = 2 to 16): an upper bound under idealisations (uniform attention, large d) (A.4) |
