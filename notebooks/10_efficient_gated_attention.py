@@ -116,8 +116,9 @@ assert table["plain", 16384, 0][1] > 3.5 * table["plain", 8192, 0][1]
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Each doubling of n multiplies both the time and the memory by about 4. At n = 16,384 one head
-# takes 2 seconds and 1,538 MB: the weights themselves are 16,384² float32 numbers, 1.1 GB, and
-# the causal mask and its negation (two boolean n × n matrices) most of the rest.
+# takes 2 seconds and 1,538 MB (the table's MB are 2²⁰ bytes): the weights themselves are
+# 16,384² float32 numbers, 1,024 MB, and the causal mask and its negation (two boolean n × n
+# matrices, 256 MB each) nearly all the rest.
 #
 # **Takeaway.** Attention scores n² pairs, and the usual code stores all n² weights: time and
 # memory both hit a quadratic wall.
@@ -256,9 +257,10 @@ assert table["plain", 16384, 0][1] > 100 * table["chunked", 16384, 0][1]
 #
 # Tiles removed the memory wall, not the time wall: at n = 16,384, half a second per head. To do
 # less work, score fewer pairs. A **sparse pattern** lets each query read only k keys, for
-# O(n·k) work: a **local window** of the last w keys; a **strided** pattern (Child et al. 2019),
-# the band of the last s keys plus every s-th key further back; **blocks** of b positions that
-# read only their own block; **LogSparse** (Li et al. 2019), the keys 1, 2, 4, 8, … positions back.
+# O(n·k) work: a **local window**, the query's own key and the w keys before it; a **strided**
+# pattern (Child et al. 2019), the band of the last s keys plus every s-th key further back;
+# **blocks** of b positions that read only their own block; **LogSparse** (Li et al. 2019), the
+# keys 1, 2, 4, 8, … positions back.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 4, figsize=(11, 2.9))
@@ -362,7 +364,7 @@ for method in ("plain", "local", "strided", "block"):
 # %% [markdown] slideshow={"slide_type": "-"}
 # At n = 16,384 the three patterns with size 64 run in 7–35 ms against plain attention's 2 s
 # (strided keeps n/64 = 256 far keys per query, so it grows faster than the other two). The price
-# is what a query can read: one layer of a window reads w keys, of blocks b. Through layers the
+# is what a query can read: one layer of a window reads w + 1 keys, of blocks b. Through layers the
 # reach grows, as chapter 05 showed for any mask: a strided pattern connects every pair in two
 # layers, a window of w needs ⌈(n − 1)/w⌉, and disjoint blocks never connect (the widget in
 # section 5 shows it).
@@ -575,10 +577,9 @@ print(f"largest difference from softmax attention: {float((prefix_form - exact).
 # %% [markdown] slideshow={"slide_type": "-"}
 # Measured, the package's causal linear attention is the memory-hungry one at short lengths: its
 # prefix sums keep one d_k × d_v state per position, 4,096 numbers per position at d = 64, so it
-# beats storing the weights only from n > 4,096. Its time looks worse than linear in the table
-# (×3.0 from 8,192 to 16,384); the appendix times each step: measured again it grows ×2.2, close
-# to the ×2 of linear work, and nearly all of the time is the prefix sum over those n states, a
-# memory-bound step that is slow in the package's layout. The recurrence above keeps one state instead.
+# beats storing the weights only from n > 4,096. Its time grows a little faster than linearly in
+# the table; nearly all of it is the prefix sum over those n states, a memory-bound step (appendix
+# A.7 times each step). The recurrence above keeps one state instead.
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
@@ -845,7 +846,7 @@ print("sparse attention, as printed:", printed["稀疏注意力"])
 # and, in a plain implementation, the memory of one layer are proportional to the (query, key)
 # pairs it keeps; `ch10.pair_count` counts them without building the n × n mask (the tests
 # check its formulas against the masks): dense bidirectional n², causal n(n + 1)/2,
-# cross-attention n·m, a causal window of w keys about n(w + 1), Child et al.'s strided pattern
+# cross-attention n·m, a causal window of w earlier keys about n(w + 1), Child et al.'s strided pattern
 # with stride s about n(s + n/(2s)), blocks of b about n(b + 1)/2, LogSparse about n log₂ n.
 
 # %% slideshow={"slide_type": "skip"}
