@@ -104,9 +104,9 @@ for T in (0.25, 1.0, 4.0):
     )
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# At T = 0.25 *it* reads only *cat*; at T = 4 it reads *cat* barely more than the rest. *sat*
-# stays split at every temperature: its two scores are equal, and dividing equal numbers by T
-# leaves them equal. Keep that in mind for section 3.
+# At T = 0.25 *it* reads only *cat*; at T = 4 *cat* keeps only about a quarter of its attention
+# (0.235, against 0.085 for each other word). *sat* stays split at every temperature: its two
+# scores are equal, and dividing equal numbers by T leaves them equal. Keep that in mind for section 3.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### Exercise 1 · Softmax with a temperature
@@ -448,6 +448,8 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "-"}
 # Hot, both rows tend to the uniform values 1/10 and √9/10 ≈ 0.3. Cold, *it* saturates and its
 # Jacobian vanishes: the loss can no longer move its scores. *sat*'s climbs to ½, the tie limit.
+# (These are norms of J, the gradient with respect to s/T; with respect to s itself divide by T,
+# so a very hot softmax passes little gradient too.)
 #
 # This is why chapter 01 divides scores by √d_k: for independent unit-variance components q·k
 # has variance $d_k$ (Vaswani et al. 2017, footnote 4; chapter 01, section 5), so unscaled
@@ -532,7 +534,9 @@ for s in ([0.0, 3.0], [0.0, 1.0], [3.0, -3.0] + [0.0] * 62):
 # H(softmax(s)), shape (...), one bound per score vector (each slice along the last dimension),
 # in nats, same dtype. n is the size of the last dimension and Δs the range of each slice. Check
 # your function with a number before you run the check: for s = (0, 3) the bound must lie below
-# the true entropy 0.1909. The check refuses the course's package.
+# the true entropy 0.1909. Float64 scores are checked to float64's precision: make constants
+# Python floats (`math.log`) or tensors of the scores' dtype, not `torch.tensor(...)` without a
+# dtype (float32). The check refuses the course's package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_hoeffding_bound", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -595,7 +599,8 @@ assert below
 #    (section 4). Switch it back on: with random keys the spread no longer grows with $d_k$. With
 #    **one key = q** it still does, like √d_k: the scale tames products of independent vectors,
 #    not of aligned ones.
-# 2. **two keys = q (tie)** at T = 0.01: H stops at log 2 and ‖J‖_F at ½ (sections 3 and 4).
+# 2. **two keys = q (tie)** at T = 0.01: H stops at log 2 and ‖J‖_F at ½ (sections 3 and 4) —
+#    with d_k ≥ 32; with fewer dimensions a random key can outscore ‖q‖² and win alone.
 # 3. Watch the blue curve: it always rises (section 3) and never dips below the green one.
 # 4. n = 128 at a large T: ‖J‖_F → √127/128 ≈ 0.088 — a uniform softmax passes little
 #    gradient too.
@@ -632,7 +637,9 @@ ch03.entropy_widget(pattern="random q·k", temperature=1.0, d_k=64, n=16)
 # same shape and dtype, with $T(0) = T_0$ and $T(N) = T_{\min}$. Find a and b from those two
 # conditions, and check your answer with a number: halfway, T(N/2) must be the mean of $T_0$ and
 # $T_{\min}$. It must also work when $T_0 < T_{\min}$ (a warming schedule). Use `torch.cos`
-# (`math.cos` takes a single number); the check refuses the course's package, the chapter's
+# (`math.cos` takes a single number). Float64 steps are checked to float64's precision: make
+# constants Python floats (`math.pi`) or tensors of the steps' dtype, not `torch.tensor(...)`
+# without a dtype (float32). The check refuses the course's package, the chapter's
 # `cosine_temperature` among it.
 
 
@@ -701,8 +708,8 @@ assert (schedule.diff() < 0).all() and (H_it.diff() < 0).all()
 # must happen first: over n = 33 keys, an entropy below 1 nat needs a score range of at least
 # $\sqrt{8(\log 33 - 1)} \approx 4.5$. In the model below, every token vector is normalised —
 # rescaled to mean 0 and variance 1 over its features — before it enters attention (chapter 08
-# calls this LayerNorm), so its scores can grow only if $W_Q W_K^\top$ (or the normalisation's
-# learned scale) grows.
+# calls this LayerNorm), so its scores can grow only if the projections $W_Q$, $W_K$ (with their
+# biases) or the normalisation's learned scale grow.
 #
 # Their remedy, **σReparam**, uses every weight matrix W as
 #
@@ -804,9 +811,9 @@ assert kept, (
 # 0.64–0.73, σReparam's at 2.7 nats or more with loss below 0.09. At learning rate 3 × 10⁻³ the
 # baseline learns without collapsing: the collapse comes with fast training.
 #
-# **Takeaway.** Attention can collapse during training even with the √d_k scale; σReparam bounds
-# the weights' largest singular values, hence the score range, hence — by section 5 — keeps the
-# entropy up.
+# **Takeaway.** Attention can collapse during training even with the √d_k scale; σReparam ties
+# each weight's largest singular value to one learned number that moves slowly, so the score
+# range cannot race ahead, and — by section 5 — the entropy stays up.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
@@ -820,8 +827,9 @@ assert kept, (
 # - The entropy is bounded **from below**, $H \ge \log n - (\Delta s)^2/8$ — not from above, as
 #   printed in the source.
 # - A **cosine schedule** cools T smoothly from $T_0$ to $T_{\min}$; the entropy follows.
-# - Training can still **collapse** attention entropy (Zhai et al. 2023); **σReparam** bounds the
-#   weights' spectral norms, hence the scores, hence keeps the entropy up.
+# - Training can still **collapse** attention entropy (Zhai et al. 2023); **σReparam** ties the
+#   weights' spectral norms to slowly moving learned numbers, hence the scores, and keeps the
+#   entropy up.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**
@@ -831,8 +839,8 @@ assert kept, (
 # 3. Why does a query whose softmax is one-hot stop learning where to look?
 # 4. A query over 16 keys has all its scores within a range of 1. What can you say about its
 #    entropy?
-# 5. Why does bounding the largest singular value of every weight matrix keep attention entropy
-#    up?
+# 5. Why does tying the largest singular value of every weight matrix to one slowly moving
+#    number keep attention entropy up?
 #
 # <details><summary>Answers</summary>
 #
@@ -841,8 +849,9 @@ assert kept, (
 # 3. At a one-hot α the Jacobian diag(α) − ααᵀ is 0, so no gradient reaches its scores: the loss
 #    cannot move them, and the pattern is frozen.
 # 4. H ≥ log 16 − 1/8 ≈ 2.65 nats, close to the maximum log 16 ≈ 2.77.
-# 5. With normalised inputs, the scores are bounded by the spectral norms of $W_Q$ and $W_K$; a
-#    bounded score range bounds log n − H by (Δs)²/8 (section 5).
+# 5. With normalised inputs, the scores are bounded through the spectral norms of $W_Q$ and
+#    $W_K$, which can then grow only as fast as their γ; a bounded score range bounds log n − H by
+#    (Δs)²/8 (section 5).
 # </details>
 #
 # **Next — chapter 04, RNN vs attention: gradient paths**: how far gradients travel through a

@@ -23,7 +23,7 @@ import torch
 from ..attention import softmax as _softmax_function
 from ..chapters.ch03_entropy_and_temperature import temperature as _temperature_module
 from ..i18n import say
-from .engine import Case, Exercise, Label, as_tensor, randn
+from .engine import Case, Exercise, Label, as_tensor, float32_hint, randn
 
 # Bound once, at import (a later assignment to a module attribute changes nothing here).
 _softmax_ref = _softmax_function
@@ -43,6 +43,13 @@ TEMPERATURE_TIMES = (
 )
 TEMPERATURE_IGNORED = "the temperature is ignored: compute softmax(s / T), not softmax(s)"
 WRONG_AXIS = "normalised over the wrong axis: each row (the last dimension, the keys) must sum to 1"
+FLOAT32_CONSTANT = (
+    "right only to float32's precision (about 7 digits): a constant was made a float32 tensor "
+    "(torch.tensor(math.pi) or torch.tensor(float(n)) without a dtype); use Python floats "
+    "(math.pi, math.log(n)) or give the tensor the input's dtype: float64 inputs are checked "
+    "to float64's precision"
+)
+_float32_hint = float32_hint(FLOAT32_CONSTANT)
 
 
 # ---------------------------------------------------------------------------- softmax with T
@@ -308,6 +315,7 @@ def _cosine_cases(g) -> list[Case]:
                 tmin=f"{tmin:.3f}",
             ),
             (torch.arange(n + 1, dtype=torch.float64), n, t0, tmin),
+            hint=_float32_hint,
         ),
         Case("t = 0 (must give T_0)", (as_tensor([0.0]), 10, 2.0, 0.5)),
         Case("t = N (must give T_min)", (as_tensor([10.0]), 10, 2.0, 0.5)),
@@ -316,6 +324,7 @@ def _cosine_cases(g) -> list[Case]:
         Case(
             "a warming schedule, T_0 < T_min",
             (torch.arange(0, 21, 4, dtype=torch.float64), 20, 0.2, 2.0),
+            hint=_float32_hint,
         ),
     ]
 
@@ -366,7 +375,7 @@ def _hoeffding_cases(g) -> list[Case]:
         Case("5 scores", (randn(g, 5),)),
         Case("a (3, 4) batch of scores", (randn(g, 3, 4, scale=2.0),)),
         Case("a (2, 3, 6) tensor of scores", (randn(g, 2, 3, 6),)),
-        Case("float64 scores", (randn(g, 2, 9, dtype=torch.float64),)),
+        Case("float64 scores", (randn(g, 2, 9, dtype=torch.float64),), hint=_float32_hint),
         Case("equal scores (bound = log n)", (torch.full((2, 7), gap),)),
         Case(
             Label("two scores {gap} apart (bound = log 2 − Δs²/8)", gap=f"{gap:.3f}"),
@@ -426,4 +435,4 @@ __all__ = [
 
 
 # what the hints above say (``attncourse.exercises.messages``)
-SENTENCES = (NOT_FINITE, CANCELLATION, GUARD_TOO_LARGE)
+SENTENCES = (NOT_FINITE, CANCELLATION, GUARD_TOO_LARGE, FLOAT32_CONSTANT)

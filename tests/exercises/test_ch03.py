@@ -372,6 +372,16 @@ MISTAKES = [
         lambda s: math.log(s.shape[-1]) - (s.amax() - s.amin()) ** 2 / 8,
         "range of each row",
     ),
+    (  # float64 scores with a float32 log n: the rule the exercise text states, named
+        check_hoeffding_bound,
+        lambda s: torch.log(torch.tensor(float(s.shape[-1]))) - (s.amax(-1) - s.amin(-1)) ** 2 / 8,
+        "a constant was made a float32 tensor",
+    ),
+    (
+        check_cosine_temperature,
+        lambda t, N, a, b: b + (a - b) * (1 + torch.cos(torch.tensor(math.pi) * t / N)) / 2,
+        "a constant was made a float32 tensor",
+    ),
 ]
 
 
