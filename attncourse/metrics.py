@@ -142,7 +142,7 @@ def effective_span(weights: torch.Tensor, eps: float) -> torch.Tensor:
     farthest key that query i reads with weight above eps lies; 0 when no weight exceeds eps.
     Softmax weights are all > 0, so with eps = 0 every unmasked query spans the whole sequence:
     the measure means something only with eps > 0, and eps must shrink with S (uniform weights
-    1/S fall below any fixed eps once S > 1/eps).
+    1/S are no longer above a fixed eps once S >= 1/eps).
     """
     _check_weights(weights, eps, "eps")
     T, S = weights.shape[-2], weights.shape[-1]
