@@ -279,8 +279,9 @@ print(f"loss floor for any predictor that reads only the past: {floor:.4f} nats"
 assert abs(floor - (sum(math.log(m) for m in range(9, 16)) + 8 * math.log(7)) / 23) < 1e-12
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Two models of 2 layers, one head each, d = 32: each layer is attention plus its residual path,
-# nothing else (an *attention-only* model), trained as language models with Adam. One is causal
+# Two models of 2 layers, one head each, d = 32: each layer is x + Attention(LayerNorm(x)),
+# attention and its residual path with no MLP (an *attention-only* model), trained as language
+# models with Adam. One is causal
 # (300 steps), one bidirectional (100 steps; it needs fewer).
 
 
@@ -544,7 +545,7 @@ for seed, res in explained.items():
 
 # %% slideshow={"slide_type": "subslide"}
 model = encoders["bidirectional", 0]
-x, pos, _ = ch05.palindrome_batch(1, torch.Generator().manual_seed(21), masks=1)
+x, pos, _ = ch05.palindrome_batch(1, torch.Generator().manual_seed(19), masks=1)  # mask at 4
 pos = pos[:, 0]
 rows = dict(ch05.attention_explanations(model, x, pos))
 rows["gradient"] = ch05.gradient_attribution(model, x, pos)[0].double()
@@ -595,8 +596,8 @@ X1 = torch.eye(4, dtype=torch.float64)  # one-hot inputs: X1[i, j] = how much of
 bridge = X1[[0, 1, 0, 2]]  # row i = whom i reads: itself, but m = 2 reads 0 and n = 3 reads 2
 X2 = X1 + bridge @ X1  # layer 1: both hops at once (the source's A(1)_nm and A(1)_m1)
 X3 = X2 + bridge @ X2  # layer 2: n reads m's new state
-print(f"input 1 at position n after one layer : {float(X2[3, 0]):.4f}")
-print(f"input 1 at position n after two layers: {float(X3[3, 0]):.4f}")
+print(f"position 1's input (index 0) at n after one layer : {float(X2[3, 0]):.4f}")
+print(f"position 1's input (index 0) at n after two layers: {float(X3[3, 0]):.4f}")
 assert X2[3, 0] == 0 and X3[3, 0] == 1
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -661,8 +662,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Left: in the first eight tokens (above and left of the dotted lines) the weight sits just below
-# the diagonal — each token reads its predecessor. Right: each pair's first token (every other row
+# Left: in the first eight tokens (above and left of the dotted lines) the weight sits on and just
+# below the diagonal — each token reads its predecessor (about half its weight) and itself. Lower
+# down, the pairs' second tokens (every other row) park their weight on the first token, column 0.
+# Right: each pair's first token (every other row
 # below the dotted line) reads the key right *after* its earlier copy.
 #
 # **Is layer 1's job really "read the previous token"?** Replace layer 1's attention by fixed
@@ -703,7 +706,8 @@ for seed in SEEDS:
 # 2. causal: the backward share is 0 in every layer; query 4 can never reach its mirror.
 # 3. local: the reachable count grows by up to 2 per side per layer; block: it stays at 4.
 # 4. cross: a query of the right half reads only the left half — none of its red edges lands on
-#    itself.
+#    itself. (The caption's forward and backward shares count positions in the concatenated
+#    sequence; for cross-attention they mean nothing, A.1.)
 
 # %% slideshow={"slide_type": "slide"}
 # NBVAL_IGNORE_OUTPUT
@@ -1295,8 +1299,8 @@ print("scaled_dot_product_attention at n = 1024 (ms):", {k: round(v, 1) for k, v
 # (1) the saving needs a kernel that skips the masked pairs. A boolean mask on dense attention, as
 # in the calls timed above, still computes all n² scores and then applies the mask: the strided
 # mask keeps under 5 % of the pairs at n = 1024, but its call does all of the dense call's work
-# and a masking pass on top, so it saves no time on any machine. The printed times compare the
-# three calls on this machine; their values, and the gaps between them, depend on the machine and
+# and a masking pass on top, so it saves none of the n² work. The printed times differ only by
+# run-to-run noise, in either direction, not by a saving; their values depend on the machine and
 # its load. (2) Fewer pairs per layer mean more layers to connect everything (section 1: a local
 # window w needs ⌈(n − 1)/w⌉ layers; block masks never connect). Chapter 10 builds the kernels.
 #
