@@ -38,7 +38,7 @@
 # classifier with a cross-entropy loss and autograd; matrix rank at the level of "a rank-r matrix
 # is a sum of r outer products".
 #
-# **Time**: main path about 75 min, appendix about 40 min (by `scripts/reading_time.py`: prose
+# **Time**: main path about 80 min, appendix about 40 min (by `scripts/reading_time.py`: prose
 # at 150 words a minute, code at 20 lines a minute, and each exercise's stated time).
 #
 # **How to read it.** Sections 1–6 are the main path: each asks a question, gives the idea, lets
@@ -76,8 +76,8 @@ plt.rcParams.update({"figure.dpi": 80, "figure.figsize": (7, 3)})
 # $v_j = x_j W_V$. However the weights are chosen — by content, by position, anything — the sum
 # $\sum_j \alpha_{ij} x_j$ is one vector of $\mathbb{R}^m$, so the output lies in one fixed
 # m-dimensional (affine) subspace. The targets fill 2m dimensions with equal variance, so a single
-# head misses **at least half** of their variance, however large its $d_k$ (the exact bound on a
-# finite sample is the sum of the m smallest eigenvalues of the targets' covariance over
+# head misses **about half** of their variance, however large its $d_k$ (half in expectation; the
+# exact bound on a finite sample is the sum of the m smallest eigenvalues of the targets' covariance over
 # $\mathbb{E}\|t\|^2$: `ch06.one_head_error_bound`).
 #
 # **Two heads of size m.** Head 1 puts a large score on position i − 1, head 2 on i + 1 (positional
@@ -445,8 +445,9 @@ ex.check_co_information(my_co_information, seed=63)
 # $\Delta_h = I(Z_1..Z_h; Y) - I(Z_1..Z_{h-1}; Y)$ in bits, heads in dimension order, so that
 # $\sum_h \Delta_h = I(Z_1..Z_H; Y)$. Keep the table's dtype (float64; another dtype is refused by
 # name). Zero cells count as 0 · log 0 = 0 (a guarded log, `log2(p + eps)` with eps ≤ 1e-9,
-# passes too). From scratch: the check refuses the same entropy
-# functions as exercise 3 and the course's own package.
+# passes too). Careful: in PyTorch `t.sum(())`, an empty tuple of dimensions, sums over **all**
+# dimensions; skip the sum when there is nothing to sum out. From scratch: the check refuses the
+# same entropy functions as exercise 3 and the course's own package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_marginal_contributions", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -1331,8 +1332,8 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # **Claim check — App. 14.3.1 ⚠, on the trained model: no better than random** (on these seeds
-# mostly worse). The redundancy sum dominates — summed over 31 partners it comes to ten bits or
-# more, while $I(Z_h; Y) \le 3$ — so the score prunes first the heads that share the most with
+# mostly worse). The redundancy sum dominates — summed over 31 partners it comes to about nine
+# bits or more, while $I(Z_h; Y) \le 3$ — so the score prunes first the heads that share the most with
 # others, which in a trained model are the informative ones.
 #
 # **Claim check — Alg. 14.3.1, combined score ✗ with λ = (1, 1, 1).** The redundancy sum swamps
@@ -1354,9 +1355,7 @@ plt.show()
 # number of heads, and with most heads gone every order fails. In the first setup (8 heads of size
 # 8 per layer, sorting 10 tokens from 16, 1000 steps) removing 2 of 16 heads in Michel's order
 # already cost 2–8 points on both seeds (rerun outside the notebook: about 2 points on seed 0, 8 on
-# seed 1). An earlier trial of that setup had also found Michel's order no better than random on
-# one of two seeds; the rerun did not confirm that (Michel's order ahead of the mean random order
-# by about 0.2 on average over 2–8 heads removed, on both seeds). What survives pruning is spare
+# seed 1). What survives pruning is spare
 # capacity of a model with more heads than its task needs, found by a good ranking — not a
 # guarantee that multi-head attention gives by itself.
 #
