@@ -333,7 +333,7 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The four function words spread their weight over the four function words; $e^H ≈ 4.6$, not 4,
-# because the six other words still get about 0.005 each. *it* puts 0.86 on itself, yet
+# because the six other words still get about 0.0045 each. *it* puts 0.86 on itself, yet
 # $e^H ≈ 2.1$: the thin tail of 0.016 on each of the nine others counts for about one more word.
 # Entropy tells you *how much* a word chooses, not whether it chose well.
 #
@@ -385,8 +385,9 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "-"}
 # Now *it* and *tired* read *cat* (0.87 of *it*'s weight), the two actions split their weight
 # equally between the two nouns, and the words that ask for nothing — nouns and function words —
-# get the plain average. *it*'s new vector is mostly *animal*: the layer has resolved the pronoun. Notice too that the weights are
-# not symmetric — *it* reads *cat*, *cat* does not read *it*: the score $x_t W_Q W_K^\top x_s^\top$
+# get the plain average. *it*'s new vector is mostly *animal*: the layer has resolved the
+# pronoun. Notice too that the weights are not symmetric — *it* reads *cat* (0.87), while *cat*,
+# which asks for nothing, gives *it* only the uniform 0.1: the score $x_t W_Q W_K^\top x_s^\top$
 # is symmetric in *t* and *s* only when $W_Q W_K^\top$ is a symmetric matrix, which learned
 # matrices almost never are. The values never influence the weights; they only decide what is
 # handed over.
@@ -399,7 +400,7 @@ plt.show()
 # Let actions also ask for an animal: `w_q[kind["action"], 0] = 1.2`. An action's query is now
 # (2.4, 2.4): *cat* offers both coordinates and scores twice what *mat* does, so *sat* puts about
 # 0.98 of its weight on *cat*. A query can ask for several things at once; a key that offers more
-# of them wins.
+# of them wins. Remove the line again before going on: section 6 reuses these q, k, v.
 # </details>
 #
 # **Takeaway.** Separate query and key maps let a word look for something it is not; the values
@@ -549,8 +550,9 @@ print(f"smallest selected weight > 0.99: {bool(w.diagonal().min() > 0.99)}")
 # lengths in one batch are padded, and nobody should read the padding.
 #
 # A **mask** says, for each (query, key) pair, whether the query may read the key: `True` =
-# may attend (PyTorch's convention). The clean way to apply it is *before* the softmax: set the
-# forbidden scores to −∞. Then `exp(−∞) = 0`, the forbidden weights are **exactly** 0, and the
+# may attend (the convention of `F.scaled_dot_product_attention`; `nn.MultiheadAttention` uses the
+# opposite, section 7). The clean way to apply it is *before* the softmax: set the forbidden
+# scores to −∞. Then `exp(−∞) = 0`, the forbidden weights are **exactly** 0, and the
 # others still sum to 1. (Zeroing weights *after* the softmax leaves rows that no longer sum to
 # 1.) The **causal mask** lets word *t* read words 0…t: a lower-triangular (T, T) matrix of
 # `True`.
@@ -627,8 +629,8 @@ ch01.show_weights(causal_weights, title="causal mask: no word reads a later word
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# *sat* had split its weight between *cat* and *mat*; now *mat* comes later, so *sat* reads only
-# *cat*. The mask changed what a word *can* choose, not how it chooses.
+# *sat* had split its weight between *cat* and *mat*; now *mat* comes later, so *sat* reads
+# almost only *cat* (0.97). The mask changed what a word *can* choose, not how it chooses.
 #
 # **Takeaway.** Mask by setting scores to −∞ before the softmax; a fully masked row reads
 # nothing.
@@ -758,8 +760,8 @@ except NotImplementedError:
 # 2. You add 5 to every score of one query. What changes?
 # 3. Why does "set the score to −∞" give an exactly zero weight, while "set the score to 0" does
 #    not?
-# 4. A head has $d_k = 256$ and no 1/√d_k. What do its weights look like at initialisation, and
-#    why is that bad for training?
+# 4. A head has $d_k = 256$ and no 1/√d_k, and q and k have unit-variance components, as in
+#    section 5. What do its weights look like at initialisation, and why is that bad for training?
 # 5. Can a query give the largest weight to a key that lies inside the convex hull of the other
 #    keys?
 #
