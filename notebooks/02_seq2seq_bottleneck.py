@@ -140,8 +140,9 @@ print("accuracy, fixed C   :", "  ".join(f"{a:5.2f}" for a in acc["none"].tolist
 assert float(acc["none"][0]) >= 0.9 and float(acc["none"][-1]) <= 0.4
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Almost perfect at n = 5, then a steep fall towards chance (1/20 = 0.05): the longer the source,
-# the less of it gets through 32 numbers. That is not for lack of room — 32 float32 numbers have
+# Almost perfect at n = 5, then a steep fall that levels off above chance (1/20 = 0.05), as the
+# first few tokens still get through (appendix A.1): the longer the source, the less of it gets
+# through 32 numbers. That is not for lack of room — 32 float32 numbers have
 # 1,024 bits, and thirty tokens need only 30 log₂ 20 ≈ 130 — but for lack of what a trained GRU
 # manages to pack into C and unpack from it.
 #
@@ -153,7 +154,7 @@ assert float(acc["none"][0]) >= 0.9 and float(acc["none"][-1]) <= 0.4
 #
 # To write $y_t$ of a copy, the decoder needs one token, $x_t$. So keep **all** encoder states
 # $h_1, \dots, h_n$, and let the decoder compute a fresh context at every step t (source 003,
-# 动态上下文计算, steps 1–4):
+# 对齐问题的数学表述, steps 1–4):
 #
 # 1. a score for every source position: $e_{tj} = a(s_{t-1}, h_j)$;
 # 2. weights by a softmax over the source: $\alpha_{tj} = \exp(e_{tj}) / \sum_k \exp(e_{tk})$;
@@ -266,7 +267,7 @@ plt.show()
 # $$\text{dot: } s_t^\top h_j \qquad \text{general: } s_t^\top W_a h_j \qquad
 # \text{concat: } v_a^\top \tanh\left(W_a [s_t; h_j]\right)$$
 #
-# Dot and general are **multiplicative** — a bilinear form, cheap, no hidden layer; dot has no
+# Dot and general are **multiplicative** — a bilinear form, no hidden layer; dot has no
 # parameters at all and needs $s_t$ and $h_j$ of the same size. Concat is not multiplicative:
 # splitting $W_a = [W_1 \mid W_2]$ gives $W_a [s; h] = W_1 s + W_2 h$, which is Bahdanau's
 # additive score applied to $s_t$ (the appendix checks it numerically).
@@ -274,8 +275,9 @@ plt.show()
 # > **⚠ The source says** Luong's score is $e_{ij} = s_{i-1}^\top W_a h_j$, with the previous
 # > decoder state. Luong et al. score the **current** state $s_t$, computed before attention;
 # > the previous state is Bahdanau's order, which must attend before it can step. Both orders
-# > work, but they are different models: the cell computes the chapter's Luong model's weights
-# > from $s_t$ by hand, and shows that $s_{t-1}$ gives other weights.
+# > work, but they are different models: the cell computes the weights of an untrained model of
+# > the chapter's Luong architecture from $s_t$ by hand, and shows that $s_{t-1}$ gives other
+# > weights.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -603,11 +605,8 @@ for name, (c, size, y, y_size, markov) in worlds.items():
 #
 # $$I(X_i; Y_i) \ge \log_2 V - h(p_i) - p_i \log_2 (V-1).$$
 #
-# The right-hand side is never negative: it is the **Kullback–Leibler divergence**
-# $D(q \,\|\, u) = \sum_k q_k \log_2 (q_k / u_k)$ — how far a distribution q is from another,
-# u; always ≥ 0, and 0 only when q = u — between the error pattern
-# $q = (1-p_i, \frac{p_i}{V-1}, \dots, \frac{p_i}{V-1})$ and the uniform $u$, so it is 0 exactly
-# at chance accuracy 1/V. The source tokens are independent, so $I(X;Y) \ge \sum_i I(X_i;Y_i)$:
+# The right-hand side is never negative (it is the KL divergence between the error pattern and
+# the uniform distribution) and is 0 exactly at chance accuracy 1/V. The source tokens are independent, so $I(X;Y) \ge \sum_i I(X_i;Y_i)$:
 # the sum over positions counts bits that **must** have passed from x to y — for the
 # fixed-context model, through C.
 #
@@ -1072,13 +1071,13 @@ assert (
 # scale: the wide fixed context (3.3 times the parameters of `none`, twice the training steps,
 # two seeds) still falls towards chance by n = 30, where every attention model copies at ≥ 80 %
 # (section 4) — no amount of its cost buys what attention does. Read as "attention costs less to
-# run", it holds **only for `dot`**: fewer parameters than `none` and fewer FLOPs than
-# `none, wide` at n = 30 (0.74 M against 2.79 M) and at n = 100 (3.36 M against 9.28 M). The
-# other scores cost about as much or more: `additive` 2.83 M FLOPs at n = 30 (a little above the
+# run", it holds **only for `dot`**, the one score with fewer FLOPs than `none, wide` at both
+# lengths: 0.74 M against 2.79 M at n = 30 and 3.36 M against 9.28 M at n = 100 (every attention
+# model has fewer parameters than the wide one). The other scores cost about as much or more: `additive` 2.83 M FLOPs at n = 30 (a little above the
 # wide model's 2.79 M) and 24.7 M at n = 100 (2.7 times 9.3 M); `general` and `local-m`
 # 2.58 M / 23.8 M; `concat` 4.43 M / 44.3 M (1.6 and 4.8 times). The reason: attention's cost
 # grows with n² — each of the n steps scores all n positions, and this implementation's
-# `general`, `concat` and `local-m` re-project every key at every step — a fixed context's with
+# `additive`, `general`, `concat` and `local-m` re-project every key at every step — a fixed context's with
 # n. **Correct statement:** at equal cost attention is far more accurate, and only the
 # parameter-free `dot` score is also cheaper than a wider fixed context; on long sources the
 # other scores cost more FLOPs (a windowed local-m would not).
@@ -1409,7 +1408,7 @@ assert abs(info_k[1.0] - info_k[1e-3]) < 1e-12
 # | 003: `self_attention` sketch, Q = K = V = x | ⚠ | runs, but without W_Q, W_K, W_V nothing in it can learn (A.4) |
 # | 003: multi-head adds parallelism, computational efficiency | ✗ | the same FLOPs for 1–8 heads (Vaswani §3.2.2), h n × n weight matrices (A.4) |
 # | 003: multi-head adds robustness, subspace diversity | ⚠ | not measured here: chapter 06 |
-# | 003: attention beats a larger hidden size on cost | ✓ / ⚠ | ✓ as accuracy for the cost: twice the units (3.3× the parameters, 2× the steps, two seeds) still fail at n = 30; ⚠ as "cheaper": only `dot` has fewer parameters and FLOPs than the wide model (0.74 M vs 2.79 M at n = 30); additive 2.83 M vs 2.79 M at n = 30 and 24.7 M vs 9.3 M at n = 100, concat 4.43 M; attention's FLOPs grow as n² (A.5) |
+# | 003: attention beats a larger hidden size on cost | ✓ / ⚠ | ✓ as accuracy for the cost: twice the units (3.3× the parameters, 2× the steps, two seeds) still fail at n = 30; ⚠ as "cheaper": every attention model has fewer parameters than the wide one, but only `dot` has fewer FLOPs at both lengths (0.74 M vs 2.79 M at n = 30, 3.36 M vs 9.28 M at n = 100); `general` and `local-m` only at n = 30 (2.58 M); additive 2.83 M vs 2.79 M at n = 30 and 24.7 M vs 9.3 M at n = 100, concat 4.43 M; attention's FLOPs grow as n² (A.5) |
 # | 003: soft alignment, interpretable alignment matrix | ✓ / ⚠ | diagonal for copy, anti-diagonal for reverse, peaks within ±1 (section 4); a row shows which encoder states are read, not which source tokens the output depends on (A.6) |
 # | 003: one-to-many / many-to-one alignments | ✓ / ⚠ | one-to-many shows (duplicate: two rows per column); many-to-one does not: merge outputs depend on both tokens, but each row reads one state, which holds both (A.6) |
 # | 003: BLEU +3–5 on WMT | ⚠ | Bahdanau Table 1: +7.6 (30) and +8.9 (50); Luong: +5.0; it depends on the setup (A.7) |
