@@ -400,7 +400,8 @@ plt.show()
 # Let actions also ask for an animal: `w_q[kind["action"], 0] = 1.2`. An action's query is now
 # (2.4, 2.4): *cat* offers both coordinates and scores twice what *mat* does, so *sat* puts about
 # 0.98 of its weight on *cat*. A query can ask for several things at once; a key that offers more
-# of them wins. Remove the line again before going on: section 6 reuses these q, k, v.
+# of them wins. Remove the line again and rerun the cell before going on: section 6 reuses these
+# q, k, v.
 # </details>
 #
 # **Takeaway.** Separate query and key maps let a word look for something it is not; the values

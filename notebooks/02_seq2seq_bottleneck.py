@@ -605,8 +605,9 @@ for name, (c, size, y, y_size, markov) in worlds.items():
 #
 # $$I(X_i; Y_i) \ge \log_2 V - h(p_i) - p_i \log_2 (V-1).$$
 #
-# The right-hand side is never negative (it is the KL divergence between the error pattern and
-# the uniform distribution) and is 0 exactly at chance accuracy 1/V. The source tokens are independent, so $I(X;Y) \ge \sum_i I(X_i;Y_i)$:
+# The right-hand side is never negative (it is the KL divergence between the error pattern —
+# right with probability 1 − p_i, each wrong token with p_i/(V − 1) — and the uniform
+# distribution) and is 0 exactly at chance accuracy 1/V. The source tokens are independent, so $I(X;Y) \ge \sum_i I(X_i;Y_i)$:
 # the sum over positions counts bits that **must** have passed from x to y — for the
 # fixed-context model, through C.
 #
@@ -816,7 +817,7 @@ print(f"n = 30: first three positions {float(first):.2f}, last three {float(last
 assert float(first) > float(last) + 0.3
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# ### A.2 Soft alignment and the additive score (003, 动态上下文计算; 具体实现示例)
+# ### A.2 Soft alignment and the additive score (003, 动态上下文计算; 对齐问题的数学表述; 具体实现示例)
 #
 # **Claim check — steps 1–4 and the additive score ✓.** `AdditiveAttention` against the formula
 # written out one source position at a time, and against source 003's `bahdanau_attention` run

@@ -104,7 +104,7 @@ for T in (0.25, 1.0, 4.0):
     )
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# At T = 0.25 *it* reads only *cat*; at T = 4 *cat* keeps only about a quarter of its attention
+# At T = 0.25 *it* reads only *cat*; at T = 4 *it* gives *cat* only about a quarter of its weight
 # (0.235, against 0.085 for each other word). *sat* stays split at every temperature: its two
 # scores are equal, and dividing equal numbers by T leaves them equal. Keep that in mind for section 3.
 
@@ -448,7 +448,7 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "-"}
 # Hot, both rows tend to the uniform values 1/10 and √9/10 ≈ 0.3. Cold, *it* saturates and its
 # Jacobian vanishes: the loss can no longer move its scores. *sat*'s climbs to ½, the tie limit.
-# (These are norms of J, the gradient with respect to s/T; with respect to s itself divide by T,
+# (These are norms of J, the Jacobian with respect to s/T; with respect to s itself divide by T,
 # so a very hot softmax passes little gradient too.)
 #
 # This is why chapter 01 divides scores by √d_k: for independent unit-variance components q·k
@@ -828,8 +828,8 @@ assert kept, (
 #   printed in the source.
 # - A **cosine schedule** cools T smoothly from $T_0$ to $T_{\min}$; the entropy follows.
 # - Training can still **collapse** attention entropy (Zhai et al. 2023); **σReparam** ties the
-#   weights' spectral norms to slowly moving learned numbers, hence the scores, and keeps the
-#   entropy up.
+#   weights' spectral norms to slowly moving learned numbers, so the scores cannot grow fast, and
+#   keeps the entropy up.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check yourself**

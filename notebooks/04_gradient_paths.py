@@ -700,7 +700,7 @@ assert costs[32]["self-attention"]["flops"] < costs[32]["recurrent"]["flops"]  #
 # Attention's work grows as n², the RNN's as n; the RNN's sequential chain grows with n,
 # attention's does not. At n = 32 < d = 64 attention's n × n core is even cheaper than the
 # recurrence (n²d < nd²), the paper's remark; at n = 512 it is not. Like Table 1, the count
-# leaves out the Q, K, V and output projections, another 8nd² FLOPs. Attention also stores an
+# leaves out attention's Q, K, V and output projections, another 8nd² FLOPs. Attention also stores an
 # n × n weight matrix per head (262,144 numbers at n = 512), which chapter 10 learns to avoid.
 #
 # The second cost is **inductive bias**, what an architecture assumes before it sees data. An

@@ -1299,9 +1299,9 @@ print("scaled_dot_product_attention at n = 1024 (ms):", {k: round(v, 1) for k, v
 # (1) the saving needs a kernel that skips the masked pairs. A boolean mask on dense attention, as
 # in the calls timed above, still computes all n² scores and then applies the mask: the strided
 # mask keeps under 5 % of the pairs at n = 1024, but its call does all of the dense call's work
-# and a masking pass on top, so it saves none of the n² work. The printed times differ only by
-# run-to-run noise, in either direction, not by a saving; their values depend on the machine and
-# its load. (2) Fewer pairs per layer mean more layers to connect everything (section 1: a local
+# and a masking pass on top, so it saves none of the n² work. The printed times show no saving:
+# any gap between them is the masking pass or run-to-run noise; their values depend on the
+# machine and its load. (2) Fewer pairs per layer mean more layers to connect everything (section 1: a local
 # window w needs ⌈(n − 1)/w⌉ layers; block masks never connect). Chapter 10 builds the kernels.
 #
 # ### A.11 Speed and long range (002 §7)

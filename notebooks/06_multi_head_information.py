@@ -445,9 +445,9 @@ ex.check_co_information(my_co_information, seed=63)
 # $\Delta_h = I(Z_1..Z_h; Y) - I(Z_1..Z_{h-1}; Y)$ in bits, heads in dimension order, so that
 # $\sum_h \Delta_h = I(Z_1..Z_H; Y)$. Keep the table's dtype (float64; another dtype is refused by
 # name). Zero cells count as 0 · log 0 = 0 (a guarded log, `log2(p + eps)` with eps ≤ 1e-9,
-# passes too). Careful: in PyTorch `t.sum(())`, an empty tuple of dimensions, sums over **all**
-# dimensions; skip the sum when there is nothing to sum out. From scratch: the check refuses the
-# same entropy functions as exercise 3 and the course's own package.
+# passes too). Careful: `t.sum(())` sums over **all** dimensions in PyTorch; skip it when there
+# is nothing to sum out. From scratch: the check refuses the same entropy functions as exercise 3
+# and the course's own package.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_marginal_contributions", "locked": false, "schema_version": 3, "solution": true} slideshow={"slide_type": "skip"}
@@ -799,7 +799,8 @@ assert abs(float(overlap(after_div)) - float(overlap(same_start))) < 0.02
 #
 # 1. Its output at i is one weighted average $\sum_j \alpha_{ij} v_j$ passed through fixed linear
 #    maps: it lies in one m-dimensional subspace, while the targets fill 2m dimensions with equal
-#    variance — at least half of the variance is missed.
+#    variance — about half of the variance is missed (half in expectation; 0.48 on section 1's
+#    sample).
 # 2. 1 bit each and 1 bit together: co-information +1 (redundancy). With XOR, 0 bits each, 1 bit
 #    together: co-information −1 (synergy).
 # 3. No: its centred log has rank n − 1 = 7 > 4 (section 3's table); only a head of size ≥ 7 can.

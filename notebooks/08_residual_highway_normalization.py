@@ -1710,7 +1710,7 @@ print(
 # | §5.3.2: T(x) adapts to the input (simple → carry, complex → transform; relevant key–values pass) | — | an interpretation of training, not a property of Eq. (5.3.4); not checked (A.5) |
 # | §5.3.2: highway is a simplified LSTM | ⚠ | one LSTM cell-state update (T ↔ input gate, C ↔ forget gate, x ↔ c_{t−1}); tied = coupled gates (CIFG); no output gate, no tanh on the state, gates read the state; its own weights per layer (A.5) |
 # | Eq. (5.3.5): the highway Jacobian | ✗ | add the gate term diag(H − x) ∂T/∂x, ∂T/∂x = diag(T(1 − T)) W_Tᵀ (section 3, A.4) |
-# | §5.3.2: gradients flow if g is not near 0 or 1 | ⚠ | through the layer T → 0 is best (Jacobian → I); for the layer's own weights it is worst (∂L/∂W_H ∝ T, ∂L/∂b_T ∝ (H − x)T(1 − T)); start with a small non-zero T, gate bias ≈ −1 … −6 by depth (section 3, A.4) |
+# | §5.3.2: gradients flow if g is not near 0 or 1 | ⚠ | through the layer T → 0 is best (Jacobian → I); for the layer's own weights it is worst (∂L/∂W_H ∝ T, ∂L/∂b_T ∝ (H − x)T(1 − T)); start with a small non-zero T, gate bias near −4 for section 3's 50-layer stack, nearer −1 for a shallower one (section 3, A.4) |
 # | Eq. (5.3.6): multi-scale highway | ✓ | no carry gate: a residual block with a convex mixture of branches (A.6) |
 # | §5.3.3: a large receptive field with limited depth | ⚠ | one block sees max_k R_k: large only when one branch is wide — mixing adds no reach beyond the widest branch; L blocks 1 + L(max_k R_k − 1) (A.6) |
 # | §5.3.3: multi-scale ↔ heads with different ranges | — | an analogy, not checked (chapter 06 measures heads) (A.6) |

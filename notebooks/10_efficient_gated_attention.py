@@ -577,9 +577,9 @@ print(f"largest difference from softmax attention: {float((prefix_form - exact).
 # %% [markdown] slideshow={"slide_type": "-"}
 # Measured, the package's causal linear attention is the memory-hungry one at short lengths: its
 # prefix sums keep one d_k × d_v state per position, 4,096 numbers per position at d = 64, so it
-# beats storing the weights only from n > 4,096. Its time grows a little faster than linearly in
-# the table; nearly all of it is the prefix sum over those n states, a memory-bound step (appendix
-# A.7 times each step). The recurrence above keeps one state instead.
+# beats storing the weights only from n > 4,096. Its time in the table grows faster than linearly
+# (×3.0 from 8,192 to 16,384), but timed step by step (appendix A.7) it grows about linearly, and
+# nearly all of it is the prefix sum over those n states, a memory-bound step. The recurrence above keeps one state instead.
 
 # %% slideshow={"slide_type": "subslide"}
 # NBVAL_CHECK_OUTPUT
@@ -760,7 +760,7 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
-# - Attention scores **n² pairs**; the usual code also **stores** the n² weights — 1.1 GB per
+# - Attention scores **n² pairs**; the usual code also **stores** the n² weights — 1,024 MB per
 #   head at n = 16,384.
 # - The **online softmax** (running max m, sum l, accumulator acc, each rescaled by
 #   $e^{m - m'}$) computes exact attention one tile at a time: memory O(n), time still O(n²).

@@ -165,7 +165,7 @@ class SelectionPlot(BlittedFigure):
             ylim=(0, 1.05),
             xticks=range(S),
             xticklabels=names,
-            title="weights  alpha = softmax(q.k / (sqrt(d_k) T))",
+            title="weights  alpha = softmax(q.k · scale / T)",
         )
         moving += list(self._bars)
         log_s = math.log(S)
