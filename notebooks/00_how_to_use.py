@@ -48,8 +48,9 @@ torch.set_num_threads(2)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # Every chapter starts with a cell like the one above: it imports what the chapter needs, fixes
-# the random seeds (so you see the same numbers as the stored outputs) and uses 2 CPU threads (the
-# budgets below are measured that way). Run the notebook **top to bottom**; after editing an early
+# the random seeds (so a rerun gives the same numbers; results of training may differ from the
+# stored ones in the last digits on another CPU) and sets the CPU threads (2; chapter 10 uses 1,
+# and the budgets below are measured that way). Run the notebook **top to bottom**; after editing an early
 # cell, use *Kernel → Restart Kernel and Run All Cells* if later results look odd.
 #
 # ## 1. Environment check
@@ -85,12 +86,14 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 #
 # **The appendix — "The source, checked"** — tests every claim that the chapter's source section
 # makes, with a verdict: **✓ holds** · **⚠ holds only under a condition** (stated) · **✗ wrong as
-# printed** (with a counterexample and the correct statement). The sources are good guides but not
+# printed** (with a counterexample and the correct statement) · **—** not a checkable statement
+# (advice, an analogy, an objective), with the reason · **→ ch. NN** checked in chapter NN. The
+# sources are good guides but not
 # always right. You can skip the appendix on a first reading: the main path never needs it. The few
 # source errors that teach something about attention itself stand in the main path, in a short box
 # that starts with **⚠ The source says**.
 #
-# **Times are measured, not guessed.** A chapter's stated times come from one rule that
+# **Times are computed, not guessed.** A chapter's stated times come from one rule that
 # `scripts/reading_time.py` applies to every chapter: prose at 150 words a minute, code at 20 lines
 # a minute, plus each exercise's stated minutes; a test keeps the statements honest. If you are new
 # to the mathematics, expect more.
@@ -98,9 +101,9 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 # Equations carry the source's numbers — "Eq. (14.3.4)" is equation 14.3.4 of source 000 — and
 # each section has a one-line **glossary** (English · 中文).
 #
-# Cells whose printed output is part of the lesson are deterministic: they start with the comment
-# `# NBVAL_CHECK_OUTPUT`, and the automatic tests compare your run with the stored output. Cells
-# that show widgets or timings start with `# NBVAL_IGNORE_OUTPUT`. You can ignore both comments.
+# Cells whose output the mathematics fixes start with the comment `# NBVAL_CHECK_OUTPUT`, and the
+# automatic tests compare a fresh run with the stored output. Cells that show widgets, timings or
+# training results start with `# NBVAL_IGNORE_OUTPUT`. You can ignore both comments.
 #
 # ## 3. Notation
 #
@@ -114,13 +117,13 @@ assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 # | d_model | width of the token representations | 模型维度 |
 # | d_k | dimension of queries and keys | 键维度 |
 # | d_v | dimension of values (and of each head's output) | 值维度 |
-# | α, `weights` | attention weights, shape (B, H, T, S); each row sums to 1 (0 where all its keys are masked) | 注意力权重 |
+# | α, `weights` | attention weights, shape (B, H, T, S); each row sums to 1 (0 where all its keys are masked; `GatedAttention`'s rows sum to its gate) | 注意力权重 |
 # | mask | bool, broadcastable to (B, H, T, S); **True = may attend** | 掩码 |
 #
 # Tensors are batch-first; shapes are written in comments as `# (B, H, T, S)`. Logarithms are
 # natural (entropy in **nats**) unless a result says **bits** (log₂). Every attention in the package
-# returns `(output, weights)` (those built not to form the weights — chunked, linear and sparse
-# attention — return `(output, None)`):
+# returns `(output, weights)` (those built not to form the weights — chunked, linear, local, block
+# and strided attention — return `(output, None)`):
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -216,7 +219,7 @@ widgets.VBox([temperature, readout])
 # own package `attncourse`, not names that start with `_`, and nothing that hides what is called:
 # `getattr`, `eval`, `exec`, `open`, `torch.ops`, `torch.jit`, `torch.load`, `numpy.load`, frame
 # attributes, a module passed around as a value, `import *`. Nor a name the chapter's own cells
-# define (a constant such as `DT`, its data, its helper functions): the grader runs only the
+# define (a constant such as chapter 07's `DT`, its data, its helper functions): the grader runs only the
 # answer cells, after the notebook's import lines, so the check refuses it too — define what you
 # need in the answer's cell. A check that refuses an answer names the line and the rule, in the
 # same words the grader uses.
@@ -228,9 +231,8 @@ widgets.VBox([temperature, readout])
 # (or in an earlier answer cell): cells you add yourself are not run when you are graded. Every
 # check cell is worth the points written above it; a function that is wrong, raises or runs too
 # long earns 0 for that exercise, and the other exercises are still graded. `attncourse progress`
-# (in a terminal; it needs the `classroom` extra, `pip install -e ".[classroom]"`) shows which of
-# your exercises pass, checked exactly as the grader does. The
-# notebooks follow the format of [nbgrader](https://nbgrader.readthedocs.io), so a course can also
+# (in a terminal; it needs the `classroom` extra, `pip install -e ".[classroom]"` in a clone) shows
+# which of your exercises pass, checked exactly as the grader does. The notebooks follow the format of [nbgrader](https://nbgrader.readthedocs.io), so a course can also
 # grade them with nbgrader itself.
 #
 # **Try it now** with a 1-point demo.
@@ -242,7 +244,7 @@ widgets.VBox([temperature, readout])
 # Uniform attention — every weight 1/S — returns the plain mean of the values. Complete
 # `uniform_attention(values)`: values (S, d) → (d,), keeping the input's dtype and leaving
 # `values` unchanged (no in-place operations on it), and run the check cell below it. (Its check,
-# `attncourse/exercises/ch00.py`, is a dozen lines: the inputs to try, the reference, and the two
+# `attncourse/exercises/ch00.py`, is about twenty lines: the inputs to try, the reference, and the two
 # mistakes it recognises by name — a sum instead of a mean, and the wrong axis.)
 
 
@@ -286,17 +288,21 @@ except AssertionError as error:
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Commands** (in a terminal, in the course folder, with its environment active; `start` comes
-# with every install, the others with an extra: `pip install -e ".[classroom]"` for `release`,
-# `grade` and `progress`, `".[lecture]"` for `present`, `".[site]"` for `site`):
+# with every install, the others with an extra: `pip install -e ".[classroom]"` in a clone for
+# `release`, `grade` and `progress`, `".[lecture]"` for `present`, `".[site]"` for `site`):
 #
 # | who | command | what it does |
 # |---|---|---|
 # | learner | `attncourse start [--workspace DIR]` | makes your own workspace (default `./workspace`) — student copies of the notebooks, without solutions — if it is not there yet, and opens JupyterLab on it; new chapters are added, your changed notebooks are left alone |
+# | learner | `attncourse start --lang zh_CN` | the same workspace in Chinese: text, exercises and the checks' feedback (中文版) |
 # | learner / instructor | `attncourse release [NOTEBOOK …] --out DIR` | writes student copies (no solution text, no hidden tests, no outputs); never overwrites a notebook you have changed (it says so and skips it; `--force` overrides) |
-# | instructor | `attncourse grade SUBMISSION … [--csv FILE] [--feedback DIR]` | grades submissions headless, each in a sandbox of its own: it calls your functions on the visible and the hidden inputs and judges the answers outside your notebook; prints points per exercise and the total |
+# | instructor | `attncourse grade SUBMISSION … [--csv FILE] [--feedback DIR]` | grades submissions headless, each in a sandbox of its own: it calls each learner's functions on the visible and the hidden inputs and judges the answers outside the learner's notebook; prints points per exercise and the total |
 # | learner | `attncourse progress [--workspace DIR]` | which exercises of which chapters of your workspace pass, by the same checks |
 # | lecturer | `attncourse present NN` | chapter NN as slides in the browser, with live widgets (Voilà's reveal.js slides; no network needed) |
 # | reader | `attncourse site --out DIR` | a static HTML site of every chapter, from the stored outputs; open `DIR/index.html`, offline |
+#
+# `attncourse --help` lists every command (`course` and `merge`, for classes, too), and
+# `attncourse COMMAND --help` its options.
 #
 # **Presenting inside JupyterLab.** Every chapter carries its slide layout (one slide per
 # section, the widget on a slide of its own, the exercises skipped). With the `lecture` extra
