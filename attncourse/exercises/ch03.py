@@ -435,4 +435,4 @@ __all__ = [
 
 
 # what the hints above say (``attncourse.exercises.messages``)
-SENTENCES = (NOT_FINITE, CANCELLATION, GUARD_TOO_LARGE, FLOAT32_CONSTANT)
+SENTENCES = (NOT_FINITE, CANCELLATION, GUARD_TOO_LARGE)

@@ -293,9 +293,10 @@ def test_a_kernel_s_messages_leave_the_server_at_once(lab):
         urllib.request.urlopen(stop, timeout=60).close()
 
 
-# chapters whose cells an earlier step has started: {chapter: (indices of the cells, seconds its
-# opening took)}. Two chapters run side by side, each in its own kernel (one chapter's cells keep
-# two cores about two-thirds busy), and both have run before either widget is timed
+# chapters whose cells an earlier step has started: {chapter: (index of its widget cell, indices
+# of the cells run, seconds its opening took)}. Two chapters run side by side, each in its own
+# kernel (one chapter's cells keep two cores about two-thirds busy), and both have run before
+# either widget is timed
 STARTED: dict = {}
 
 
@@ -307,7 +308,7 @@ def start_chapter(page, chapter, workspace) -> None:
     run = cells_to_run(nbformat.read(workspace / chapter.name, as_version=4), widget)
     page.evaluate(OPEN, chapter.name)
     page.wait_for_function(KERNEL_READY, arg=chapter.name, timeout=120_000, polling=200)
-    STARTED[chapter] = (run, time.monotonic() - began)
+    STARTED[chapter] = (widget, run, time.monotonic() - began)
     page.evaluate(RUN_CELLS, [chapter.name, run])
 
 
@@ -328,7 +329,6 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path, reque
     assert (workspace / chapter.name).is_file(), (
         f"attncourse start did not put {chapter.name} into the workspace"
     )
-    widget = widget_cell(nbformat.read(chapter, as_version=4))
 
     start = time.monotonic()
     try:
@@ -338,7 +338,7 @@ def test_chapter_widget_answers_in_jupyterlab(lab_page, chapter, tmp_path, reque
             partner = partner_of(chapter, request)
             if partner is not None:
                 start_chapter(page, partner, workspace)
-        run, open_s = STARTED[chapter]
+        widget, run, open_s = STARTED[chapter]
         opened = time.monotonic()
         answered = page.evaluate(RAN_IN_TIME, [chapter.name, RUN_TIMEOUT_MS])
         errors = page.evaluate(ERRORS_IN, [chapter.name, run])
